@@ -15,8 +15,7 @@ from akm import __version__
 from akm.settings import Settings, load_settings
 
 # Order is the order shown in --help.
-COMMAND_MODULES: tuple[str, ...] = (
-)
+COMMAND_MODULES: tuple[str, ...] = ()
 
 EXIT_OK = 0
 EXIT_INVALID = 1
@@ -34,8 +33,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"akm {__version__}")
     parser.add_argument("--data-dir", help="data directory (env AKM_DATA_DIR)")
     parser.add_argument("--database-url", help="SQLAlchemy database URL (env AKM_DATABASE_URL)")
-    parser.add_argument("--manifest", dest="manifest_path", help="project retrieval manifest (env AKM_MANIFEST_PATH)")
-    parser.add_argument("--target-model", help="target model: 'smollm2' or a local directory (env AKM_TARGET_MODEL)")
+    parser.add_argument(
+        "--manifest", dest="manifest_path", help="project retrieval manifest (env AKM_MANIFEST_PATH)"
+    )
+    parser.add_argument(
+        "--target-model", help="target model: 'smollm2' or a local directory (env AKM_TARGET_MODEL)"
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(subparsers)

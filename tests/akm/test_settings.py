@@ -1,0 +1,45 @@
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from akm.settings import PROJECT_ROOT, Settings, load_settings
+
+
+def test_defaults_come_from_config_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("AKM_DATA_DIR", "AKM_DATABASE_URL", "AKM_MANIFEST_PATH", "AKM_TARGET_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    settings = Settings()
+    assert settings.target_model == "smollm2"
+    assert settings.manifest_path == PROJECT_ROOT / "config" / "manifest.yaml"
+    assert settings.data_dir == Path("~/.local/share/akm").expanduser()
+
+
+def test_environment_overrides_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("AKM_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("AKM_MAX_NEW_TOKENS", "32")
+    settings = Settings()
+    assert settings.data_dir == tmp_path
+    assert settings.max_new_tokens == 32
+    assert settings.resolved_database_url == f"sqlite:///{tmp_path / 'akm.sqlite3'}"
+
+
+def test_explicit_overrides_win_over_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("AKM_DATABASE_URL", "postgresql+psycopg://env@127.0.0.1:1/db")
+    settings = load_settings(database_url="sqlite:///flag.db", data_dir=None)
+    assert settings.resolved_database_url == "sqlite:///flag.db"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("AKM_DTYPE", "int3"), ("AKM_MAX_NEW_TOKENS", "-1"), ("AKM_NOT_A_SETTING_AT_ALL", "x")],
+    ids=["unknown-dtype", "negative-length", "unknown-key-ignored"],
+)
+def test_bad_environment_values(monkeypatch: pytest.MonkeyPatch, variable: str, value: str) -> None:
+    monkeypatch.setenv(variable, value)
+    if variable == "AKM_NOT_A_SETTING_AT_ALL":
+        # Unrelated AKM_* variables are not settings fields and must not break start-up.
+        assert Settings().dtype == "float32"
+    else:
+        with pytest.raises(ValidationError):
+            Settings()
