@@ -1,0 +1,37 @@
+"""Answer → atomic claims (id, text, span, class, importance, cited evidence).
+
+Pure text logic: nothing here touches the store or the decoder.
+"""
+
+from akm.claims.extraction import (
+    CLAIM_CLASSES,
+    ClaimClass,
+    ExtractedClaim,
+    Importance,
+    claim_id_for,
+    detect_claim_class,
+    extract_claims,
+    split_clauses,
+)
+from akm.claims.quantities import Quantity, mentions_date, months, quantities, same_amount
+from akm.claims.segmentation import TextSpan, cited_evidence, sentence_spans, strip_citations
+
+__all__ = [
+    "CLAIM_CLASSES",
+    "ClaimClass",
+    "ExtractedClaim",
+    "Importance",
+    "Quantity",
+    "TextSpan",
+    "cited_evidence",
+    "claim_id_for",
+    "detect_claim_class",
+    "extract_claims",
+    "mentions_date",
+    "months",
+    "quantities",
+    "same_amount",
+    "sentence_spans",
+    "split_clauses",
+    "strip_citations",
+]

@@ -1,0 +1,167 @@
+"""Answer text → atomic claims, each with a stable id, its span, a rule-detected class,
+an importance and the evidence it cites.
+
+Class precedence, first match wins (documented because one sentence often fits several):
+1. policy          normative rules: must not, forbidden, allowed, required, deny, policy ...
+2. recommendation  advice: should, must, recommend, use X, prefer ...
+3. date            years, months, weekdays, quarters, ISO dates
+4. number          numbers, percentages, quantities with units
+5. system-state    state verbs: is enabled, is running, is configured, is stored, defaults to ...
+6. interpretation  suggests, likely, means, indicates, implies ...
+7. other
+Rules come before facts because a rule's truth is about what is allowed, not what is; a date
+comes before a number because a year is also a number and the more specific class wins.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from akm.claims.quantities import mentions_date, quantities
+from akm.claims.segmentation import CITATION, TextSpan, cited_evidence, sentence_spans, strip_citations
+
+ClaimClass = Literal["number", "date", "system-state", "recommendation", "policy", "interpretation", "other"]
+CLAIM_CLASSES: tuple[ClaimClass, ...] = get_args(ClaimClass)
+Importance = Literal["important", "supporting"]
+
+_POLICY = re.compile(
+    r"\b(?:polic(?:y|ies)|must not|mustn't|shall not|may not|not (?:be )?(?:allowed|permitted)|"
+    r"(?:is|are|be) (?:not )?(?:allowed|permitted|forbidden|prohibited|required|mandatory)|forbid\w*|"
+    r"prohibit\w*|disallow\w*|deny|denies|denied|compliance|complian\w*|mandatory)\b",
+    re.IGNORECASE,
+)
+_RECOMMENDATION = re.compile(
+    r"\b(?:should|must|ought to|recommend\w*|advis\w*|prefer\w*|best practice|consider using|"
+    r"make sure|ensure|avoid)\b|^(?:use|run|set|enable|disable|install|configure|prefer|avoid|keep)\b",
+    re.IGNORECASE,
+)
+_SYSTEM_STATE = re.compile(
+    r"\b(?:is|are|was|were|be|been|stays?|remains?)\s+(?:not\s+)?(?:currently\s+|now\s+)?"
+    r"(?:enabled|disabled|running|stopped|configured|stored|installed|deployed|set|on|off|active|"
+    r"inactive|available|unavailable|online|offline|locked|cached|encrypted|indexed|mounted|up|down)\b|"
+    r"\bdefaults? to\b|\bby default\b|\blistens on\b|\bruns (?:on|as|in)\b",
+    re.IGNORECASE,
+)
+_INTERPRETATION = re.compile(
+    r"\b(?:suggest\w*|likely|unlikely|probabl\w*|means?|meaning|indicat\w*|impl(?:y|ies|ied)|"
+    r"appears? to|seems? to|may|might|could|presumabl\w*|possibl\w*|points? to)\b",
+    re.IGNORECASE,
+)
+# Joins two clauses only when the right side starts like a clause of its own.
+_CLAUSE_JOIN = re.compile(r"(?:;\s+|,\s+(?:and|but|whereas|while)\s+|\s+whereas\s+)", re.IGNORECASE)
+_AUXILIARY = re.compile(
+    r"\b(?:is|are|was|were|has|have|had|does|do|did|can|cannot|will|would|should|must|may|might|"
+    r"could|remains?|stays?|defaults?|uses?|runs?|stores?|requires?)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedClaim:
+    """One atomic claim of an answer.
+
+    ``text`` is the claim without citation markers; ``start``/``end`` index the answer, and
+    ``strip_citations(answer[start:end]) == text``. ``cited_evidence`` holds the numbers of the
+    evidence markers ([E1] → 1) the claim cites.
+    """
+
+    claim_id: str
+    text: str
+    start: int
+    end: int
+    claim_class: ClaimClass
+    importance: Importance
+    cited_evidence: tuple[int, ...]
+
+
+def detect_claim_class(text: str) -> ClaimClass:
+    """The class of a claim text by the precedence in this module's docstring."""
+    if _POLICY.search(text):
+        return "policy"
+    if _RECOMMENDATION.search(text):
+        return "recommendation"
+    if mentions_date(text):
+        return "date"
+    if quantities(text):
+        return "number"
+    if _SYSTEM_STATE.search(text):
+        return "system-state"
+    if _INTERPRETATION.search(text):
+        return "interpretation"
+    return "other"
+
+
+def _words(text: str) -> int:
+    return len(re.findall(r"\w+", strip_citations(text)))
+
+
+def split_clauses(answer: str, sentence: TextSpan) -> list[TextSpan]:
+    """Split a sentence at '; ' or ', and/but/whereas/while' only where both sides are clauses.
+
+    Conservative: the right side must start with a clause of its own (an auxiliary or a
+    state verb within its first five words) and both sides must have at least three words.
+    """
+    parts: list[TextSpan] = []
+    start = sentence.start
+    for join in _CLAUSE_JOIN.finditer(answer, sentence.start, sentence.end):
+        left = answer[start : join.start()]
+        right = answer[join.end() : sentence.end]
+        head = " ".join(re.findall(r"\w+", right)[:5])
+        if _words(left) >= 3 and _words(right) >= 3 and _AUXILIARY.search(head):
+            parts.append(TextSpan(start, join.start()))
+            start = join.end()
+    parts.append(TextSpan(start, sentence.end))
+    return parts
+
+
+def claim_id_for(text: str, index: int) -> str:
+    """Stable id: the same normalised text at the same position always gets the same id."""
+    normalised = re.sub(r"\W+", " ", text.lower()).strip()
+    digest = hashlib.sha256(normalised.encode("utf-8")).hexdigest()[:10]
+    return f"claim-{digest}-{index}"
+
+
+def _trim(answer: str, span: TextSpan) -> TextSpan:
+    start, end = span.start, span.end
+    while start < end and answer[start].isspace():
+        start += 1
+    while end > start and answer[end - 1].isspace():
+        end -= 1
+    return TextSpan(start, end)
+
+
+def extract_claims(answer_text: str, important_classes: Collection[str]) -> list[ExtractedClaim]:
+    """Atomic claims of ``answer_text``: sentences and list items, split further at joined clauses.
+
+    A clause without citation markers of its own inherits those of the last clause of its
+    sentence, because a trailing marker usually covers the whole sentence.
+    """
+    claims: list[ExtractedClaim] = []
+    for sentence in sentence_spans(answer_text):
+        clauses = [_trim(answer_text, part) for part in split_clauses(answer_text, sentence)]
+        clauses = [part for part in clauses if strip_citations(part.slice(answer_text))]
+        if not clauses:
+            continue
+        trailing = cited_evidence(clauses[-1].slice(answer_text))
+        for part in clauses:
+            raw = part.slice(answer_text)
+            text = strip_citations(raw)
+            if not re.search(r"\w", text) or (CITATION.fullmatch(raw.strip())):
+                continue
+            claim_class = detect_claim_class(text)
+            claims.append(
+                ExtractedClaim(
+                    claim_id=claim_id_for(text, len(claims)),
+                    text=text,
+                    start=part.start,
+                    end=part.end,
+                    claim_class=claim_class,
+                    importance="important" if claim_class in important_classes else "supporting",
+                    cited_evidence=cited_evidence(raw) or trailing,
+                )
+            )
+    return claims

@@ -1,0 +1,145 @@
+"""Sentence and list-item segmentation with character offsets, and evidence citation markers.
+
+Offsets always index the original text, so a span found here slices back to what the
+answer or passage actually said.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Tokens that end with a period without ending a sentence. Lowercased, without the final period.
+ABBREVIATIONS: frozenset[str] = frozenset(
+    {
+        "e.g", "i.e", "etc", "vs", "cf", "al", "approx", "ca", "fig", "figs", "eq", "eqs", "ref", "refs",
+        "no", "nos", "vol", "pp", "p", "dr", "mr", "mrs", "ms", "prof", "sr", "jr", "st", "inc", "ltd",
+        "co", "corp", "dept", "est", "resp", "sec", "u.s", "u.k", "e.u", "jan", "feb", "mar", "apr",
+        "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "min", "max", "avg", "incl", "excl",
+    }
+)  # fmt: skip
+
+CITATION = re.compile(r"\[\s*E\d+(?:\s*[,;–-]\s*E?\d+)*\s*\]")
+_CITATION_LABEL = re.compile(r"E?(\d+)")
+_BULLET = re.compile(r"[ \t]*(?:[-*•·▪‣]|\d{1,3}[.)]|[a-z][.)])[ \t]+")
+# A terminator candidate: ., ! or ? (runs allowed), optional closing quotes/brackets.
+_TERMINATOR = re.compile(r"[.!?]+[\"'”’)\]]*")
+_NEXT_START = re.compile(r"\s+(?=[\"'“‘(\[]?[A-Z0-9ΑΒΓΔα-ω])")
+
+
+@dataclass(frozen=True, slots=True)
+class TextSpan:
+    """Half-open character range [start, end) of a text."""
+
+    start: int
+    end: int
+
+    def slice(self, text: str) -> str:
+        return text[self.start : self.end]
+
+
+def _is_abbreviation(text: str, dot: int) -> bool:
+    """True when the period at ``dot`` closes an abbreviation or an initial rather than a sentence."""
+    word_start = dot
+    while word_start > 0 and not text[word_start - 1].isspace() and text[word_start - 1] not in "([\"'":
+        word_start -= 1
+    word = text[word_start:dot].lower()
+    if word in ABBREVIATIONS:
+        return True
+    # Single capital initials ("J. Smith") and dotted acronyms ("U.S.A").
+    if len(word) == 1 and word.isalpha():
+        return True
+    return bool(re.fullmatch(r"(?:[a-z]\.)+[a-z]", word))
+
+
+def _line_blocks(text: str) -> list[TextSpan]:
+    """Split at blank lines and at lines that start a list item; join wrapped lines otherwise."""
+    blocks: list[TextSpan] = []
+    start: int | None = None
+    end = 0
+    position = 0
+    for line in text.splitlines(keepends=True):
+        line_start, position = position, position + len(line)
+        stripped = line.strip()
+        bullet = _BULLET.match(line)
+        if not stripped:
+            if start is not None:
+                blocks.append(TextSpan(start, end))
+                start = None
+            continue
+        content_start = line_start + (bullet.end() if bullet else len(line) - len(line.lstrip()))
+        content_end = line_start + len(line.rstrip())
+        if bullet or start is None:
+            if start is not None:
+                blocks.append(TextSpan(start, end))
+            start = content_start
+        end = content_end
+    if start is not None:
+        blocks.append(TextSpan(start, end))
+    return blocks
+
+
+def _sentences_in_block(text: str, block: TextSpan) -> list[TextSpan]:
+    spans: list[TextSpan] = []
+    start = block.start
+    for match in _TERMINATOR.finditer(text, block.start, block.end):
+        stop = match.end()
+        if (
+            match.group().startswith(".")
+            and len(match.group()) == 1
+            and _is_abbreviation(text, match.start())
+        ):
+            continue
+        # Citation markers right after the terminator belong to the sentence they close.
+        while True:
+            gap = re.compile(r"[ \t]*").match(text, stop, block.end)
+            after = gap.end() if gap else stop
+            citation = CITATION.match(text, after, block.end)
+            if not citation:
+                break
+            stop = citation.end()
+        if stop >= block.end:
+            break
+        boundary = _NEXT_START.match(text, stop, block.end)
+        if boundary is None:
+            continue
+        spans.append(TextSpan(start, stop))
+        start = boundary.end()
+    if start < block.end:
+        spans.append(TextSpan(start, block.end))
+    return [span for span in spans if text[span.start : span.end].strip()]
+
+
+def sentence_spans(text: str) -> list[TextSpan]:
+    """Sentences (and list items) of ``text`` as spans without surrounding whitespace or bullets.
+
+    A period ends a sentence only when whitespace and a capital letter, digit or opening
+    quote/bracket follow, and it does not close a known abbreviation or an initial; so
+    decimals (3.5), versions (v1.2.3) and "e.g." stay inside their sentence.
+    """
+    spans: list[TextSpan] = []
+    for block in _line_blocks(text):
+        spans.extend(_sentences_in_block(text, block))
+    return spans
+
+
+def strip_citations(text: str) -> str:
+    """The text without citation markers, with whitespace collapsed and no space before punctuation."""
+    without = CITATION.sub(" ", text)
+    collapsed = re.sub(r"\s+", " ", without).strip()
+    return re.sub(r"\s+([.,;:!?])", r"\1", collapsed)
+
+
+def cited_evidence(text: str) -> tuple[int, ...]:
+    """Evidence indices cited by markers such as [E1], [E1, E3] or [E2-E4], in order, without repeats."""
+    indices: list[int] = []
+    for marker in CITATION.finditer(text):
+        body = marker.group()[1:-1]
+        numbers = [int(number) for number in _CITATION_LABEL.findall(body)]
+        ranged = re.search(r"[–-]", body)
+        if ranged and len(numbers) == 2 and numbers[0] <= numbers[1] <= numbers[0] + 50:
+            numbers = list(range(numbers[0], numbers[1] + 1))
+        for number in numbers:
+            if number not in indices:
+                indices.append(number)
+    return tuple(indices)
