@@ -32,9 +32,18 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 
 
 class DirectReadError(Exception):
-    """A locator that could not be read; `reason` is the short rejection reason."""
+    """A locator that could not be read; `reason` is the short rejection reason.
+
+    When the source itself was read, `revision` and `checksum` say which version it was,
+    so a locator missing from a changed source is reported as stale rather than rejected.
+    """
 
     reason = "unreadable"
+
+    def __init__(self, message: str, *, revision: str | None = None, checksum: str | None = None) -> None:
+        super().__init__(message)
+        self.revision = revision
+        self.checksum = checksum
 
 
 class SourceMissingError(DirectReadError):
@@ -125,10 +134,19 @@ class FileSourceReader:
             raise SourceUnreadableError(f"{location.path} is not UTF-8 text") from error
         checksum = sha256_bytes(raw)
         return ReadResult(
-            text=extract_passage(text, location.locator),
+            text=_passage_of_version(text, location.locator, checksum),
             revision=_revision_label(checksum),
             checksum=checksum,
         )
+
+
+def _passage_of_version(text: str, locator: Locator, checksum: str) -> str:
+    try:
+        return extract_passage(text, locator)
+    except LocatorNotFoundError as error:
+        raise LocatorNotFoundError(
+            str(error), revision=_revision_label(checksum), checksum=checksum
+        ) from error
 
 
 def extract_passage(text: str, locator: Locator) -> str:
@@ -227,7 +245,11 @@ class JsonlCorpusReader:
             raise SourceUnreadableError(f"corpus file {self.corpus.name} cannot be read: {error}") from error
         text = self._document_text(document)
         checksum = sha256_text(text)
-        passage = text if location.locator.start_line is None else extract_passage(text, location.locator)
+        passage = (
+            text
+            if location.locator.start_line is None
+            else _passage_of_version(text, location.locator, checksum)
+        )
         return ReadResult(text=passage, revision=_revision_label(checksum), checksum=checksum)
 
 
@@ -278,32 +300,23 @@ def direct_read(
     """Re-read `row`'s locator and move the row to direct-read, stale or rejected."""
     location = location_of(row)
     by = reader.reader_id
+    expected = row.source.version
     try:
         result = reader.read(location)
     except DirectReadError as error:
+        if (
+            error.checksum is not None
+            and expected.checksum is not None
+            and error.checksum != expected.checksum
+        ):
+            return _stale(row, by, error.revision or "unknown", log_rejection, at)
         rejected = reject(row, by=by, reasons=(f"{error.reason}: {error}",), at=at)
         if log_rejection is not None:
             log_rejection(rejected, stage=DIRECT_READ_STAGE, reason=error.reason, notes=str(error))
         return DirectReadOutcome(rejected, "rejected", error.reason, None)
 
-    expected = row.source.version
     if expected.checksum is not None and expected.checksum != result.checksum:
-        stale = mark_stale(
-            row,
-            by=by,
-            reason="source changed since it was indexed",
-            expected_revision=expected.revision,
-            observed_revision=result.revision,
-            at=at,
-        )
-        if log_rejection is not None:
-            log_rejection(
-                stale,
-                stage=DIRECT_READ_STAGE,
-                reason="stale",
-                notes=f"expected revision {expected.revision}, observed {result.revision}",
-            )
-        return DirectReadOutcome(stale, "stale", "stale", result)
+        return _stale(row, by, result.revision, log_rejection, at, result)
 
     matched: bool | None = None if expected.checksum is None else True
     read_row = record_direct_read(
@@ -319,6 +332,33 @@ def direct_read(
         at=at,
     )
     return DirectReadOutcome(read_row, "direct-read", "checksum matches the indexed version", result)
+
+
+def _stale(
+    row: EvidenceRow,
+    by: str,
+    observed_revision: str,
+    log_rejection: RejectionLog | None,
+    at: str | None,
+    result: ReadResult | None = None,
+) -> DirectReadOutcome:
+    expected_revision = row.source.version.revision
+    stale = mark_stale(
+        row,
+        by=by,
+        reason="source changed since it was indexed",
+        expected_revision=expected_revision,
+        observed_revision=observed_revision,
+        at=at,
+    )
+    if log_rejection is not None:
+        log_rejection(
+            stale,
+            stage=DIRECT_READ_STAGE,
+            reason="stale",
+            notes=f"expected revision {expected_revision}, observed {observed_revision}",
+        )
+    return DirectReadOutcome(stale, "stale", "stale", result)
 
 
 def direct_read_all(

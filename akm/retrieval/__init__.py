@@ -1,0 +1,1 @@
+"""Retrieval lanes, query classification and the orchestration that runs them."""
