@@ -1,0 +1,344 @@
+"""The four retrieval lanes over the evidence store.
+
+Each lane answers ``search(request, manifest) -> LaneResult`` with candidate rows (ranked
+1..n within the lane, lane-local raw scores with their meaning) and one ``LaneRun`` record:
+``completed``, or ``failed`` with the error (a failing lane never takes the others down).
+Lane names are the contract's: ``exact``, ``qmd-lexical``, ``qmd-semantic``,
+``graphify-relationship``.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+from sqlalchemy.exc import SQLAlchemyError
+
+from akm.contract.ids import utc_now_iso
+from akm.contract.models import EvidenceRow, LaneName, LaneRun
+from akm.manifest import Manifest
+from akm.retrieval.candidates import candidate_from_chunk, scope_verdict
+from akm.retrieval.query import QueryClassification
+from akm.store import EvidenceStore, StoredChunk
+
+EXACT: LaneName = "exact"
+LEXICAL: LaneName = "qmd-lexical"
+SEMANTIC: LaneName = "qmd-semantic"
+RELATIONSHIP: LaneName = "graphify-relationship"
+ALL_LANES: tuple[LaneName, ...] = (EXACT, LEXICAL, SEMANTIC, RELATIONSHIP)
+
+# What a lane may raise that means "this lane failed", as opposed to a programming error.
+LANE_FAILURES: tuple[type[BaseException], ...] = (
+    OSError,
+    RuntimeError,
+    ImportError,
+    ValueError,
+    SQLAlchemyError,
+)
+_WORD = re.compile(r"\w+")
+
+
+class QueryEmbedder(Protocol):
+    """Turns query text into one normalised vector (the semantic lane's only model need)."""
+
+    def embed_query(self, text: str) -> NDArray[np.float32]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class LaneRequest:
+    """One lane's share of a retrieval: the validated query and where results are recorded."""
+
+    query: str
+    classification: QueryClassification
+    result_set_id: str
+    limit: int
+    seeds: tuple[EvidenceRow, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LaneHit:
+    chunk: StoredChunk
+    raw_score: float
+    matched_terms: tuple[str, ...] = ()
+    relationship_path: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LaneResult:
+    candidates: tuple[EvidenceRow, ...]
+    lane_run: LaneRun
+    hits: tuple[LaneHit, ...] = field(default=())
+
+
+class Lane(Protocol):
+    name: LaneName
+
+    def search(self, request: LaneRequest, manifest: Manifest) -> LaneResult: ...
+
+
+def skipped_run(lane: LaneName, query: str, reason: str, parameters: dict[str, Any] | None = None) -> LaneRun:
+    return LaneRun(
+        lane=lane,
+        status="skipped",
+        query=query,
+        parameters=parameters or {},
+        result_count=0,
+        skip_reason=reason,
+    )
+
+
+class StoreLane:
+    """Shared lane mechanics: timing, scope filtering, ranking, row building, failure capture."""
+
+    name: LaneName = "other"
+    raw_score_meaning = ""
+
+    def __init__(self, store: EvidenceStore) -> None:
+        self.store = store
+
+    def parameters(self, request: LaneRequest) -> dict[str, Any]:
+        return {"limit": request.limit}
+
+    def find(self, request: LaneRequest) -> list[LaneHit]:
+        raise NotImplementedError
+
+    def search(self, request: LaneRequest, manifest: Manifest) -> LaneResult:
+        started_at = utc_now_iso()
+        started = time.perf_counter()
+        parameters = self.parameters(request)
+        try:
+            found = self.find(request)
+        except LANE_FAILURES as error:
+            return LaneResult(
+                candidates=(),
+                lane_run=LaneRun(
+                    lane=self.name,
+                    status="failed",
+                    query=request.query,
+                    parameters=parameters,
+                    result_count=0,
+                    started_at=started_at,
+                    finished_at=utc_now_iso(),
+                    latency_ms=(time.perf_counter() - started) * 1000.0,
+                    error=f"{type(error).__name__}: {error}",
+                ),
+            )
+        eligible: list[tuple[LaneHit, Any]] = []
+        for hit in found:
+            verdict = scope_verdict(hit.chunk, manifest, self.name)
+            if verdict.eligible and verdict.source_ref is not None:
+                eligible.append((hit, verdict.source_ref))
+            if len(eligible) >= request.limit:
+                break
+        latency_ms = (time.perf_counter() - started) * 1000.0
+        candidates = tuple(
+            candidate_from_chunk(
+                hit.chunk,
+                manifest,
+                ref,
+                lane=self.name,
+                query=request.query,
+                rank=rank,
+                result_set_id=request.result_set_id,
+                parameters=parameters,
+                raw_score=hit.raw_score,
+                raw_score_meaning=self.raw_score_meaning,
+                matched_terms=hit.matched_terms,
+                relationship_path=hit.relationship_path,
+                latency_ms=latency_ms,
+                at=started_at,
+            )
+            for rank, (hit, ref) in enumerate(eligible, start=1)
+        )
+        run = LaneRun(
+            lane=self.name,
+            status="completed",
+            query=request.query,
+            parameters=parameters,
+            result_count=len(candidates),
+            started_at=started_at,
+            finished_at=utc_now_iso(),
+            latency_ms=latency_ms,
+        )
+        return LaneResult(candidates=candidates, lane_run=run, hits=tuple(hit for hit, _ in eligible))
+
+
+def _overfetch(limit: int) -> int:
+    # Out-of-scope chunks are dropped after the store answers; ask for a little more so
+    # the lane still fills its limit when a few are dropped.
+    return limit + max(5, limit // 4)
+
+
+class ExactLane(StoreLane):
+    """Literal tokens, quoted strings, paths and IDs found verbatim in chunk text or source identity."""
+
+    name: LaneName = EXACT
+    raw_score_meaning = (
+        "count of query literals found verbatim in the chunk or its source path/ID; higher is better"
+    )
+
+    def __init__(self, store: EvidenceStore, manifest: Manifest) -> None:
+        super().__init__(store)
+        self.manifest = manifest
+
+    def literals(self, request: LaneRequest) -> tuple[str, ...]:
+        return request.classification.literals or (request.query,)
+
+    def searchable_literals(self, request: LaneRequest) -> tuple[str, ...]:
+        # A denied path is never looked up: the answer must be the same as for a path that
+        # does not exist, so not even the store is asked about it.
+        return tuple(literal for literal in self.literals(request) if not self._names_denied_path(literal))
+
+    def _names_denied_path(self, literal: str) -> bool:
+        looks_like_path = "/" in literal or "\\" in literal or re.search(r"\.\w{1,8}$", literal) is not None
+        return looks_like_path and self.manifest.denial_for_path(literal) is not None
+
+    def parameters(self, request: LaneRequest) -> dict[str, Any]:
+        return {
+            "limit": request.limit,
+            "match": "verbatim substring, case-sensitive for text, case-insensitive for paths and IDs",
+            "literals": list(self.literals(request)),
+        }
+
+    def find(self, request: LaneRequest) -> list[LaneHit]:
+        fetch = _overfetch(request.limit)
+        matched: dict[int, tuple[StoredChunk, list[str], bool]] = {}
+        for literal in self.searchable_literals(request):
+            for source_id in self.store.find_sources(literal, limit=fetch):
+                for chunk in self.store.chunks_of_source(source_id)[:fetch]:
+                    entry = matched.setdefault(chunk.chunk_id, (chunk, [], True))
+                    if literal not in entry[1]:
+                        entry[1].append(literal)
+            for chunk in self.store.chunks_containing(literal, limit=fetch):
+                entry = matched.setdefault(chunk.chunk_id, (chunk, [], False))
+                if literal not in entry[1]:
+                    entry[1].append(literal)
+        # Identity matches (path / ID) first, then more literals, then storage order.
+        ordered = sorted(
+            matched.values(),
+            key=lambda entry: (not entry[2], -len(entry[1]), entry[0].source_id, entry[0].ordinal),
+        )
+        return [LaneHit(chunk, float(len(terms)), tuple(terms)) for chunk, terms, _ in ordered]
+
+
+class LexicalLane(StoreLane):
+    """BM25 through the store (FTS5 on SQLite, tsvector on PostgreSQL)."""
+
+    name: LaneName = LEXICAL
+
+    def __init__(self, store: EvidenceStore) -> None:
+        super().__init__(store)
+        self.raw_score_meaning = store.lexical_score_meaning
+
+    def parameters(self, request: LaneRequest) -> dict[str, Any]:
+        return {"limit": request.limit, "backend": self.store.dialect_name, "match": "any query term"}
+
+    def find(self, request: LaneRequest) -> list[LaneHit]:
+        terms = {term.lower() for term in _WORD.findall(request.query)}
+        hits: list[LaneHit] = []
+        for chunk, score in self.store.lexical_search(request.query, _overfetch(request.limit)):
+            searchable = " ".join((*chunk.heading_path, chunk.text))
+            present = {word.lower() for word in _WORD.findall(searchable)} & terms
+            hits.append(LaneHit(chunk, score, tuple(sorted(present))))
+        return hits
+
+
+class SemanticLane(StoreLane):
+    """Cosine similarity between the query embedding and chunk embeddings."""
+
+    name: LaneName = SEMANTIC
+
+    def __init__(
+        self, store: EvidenceStore, embedder: QueryEmbedder | None, model_name: str = "embedding model"
+    ) -> None:
+        super().__init__(store)
+        self.embedder = embedder
+        self.model_name = model_name
+        self.raw_score_meaning = f"cosine similarity of {model_name} embeddings; higher is better"
+
+    def parameters(self, request: LaneRequest) -> dict[str, Any]:
+        return {"limit": request.limit, "model": self.model_name, "metric": "cosine"}
+
+    def find(self, request: LaneRequest) -> list[LaneHit]:
+        if self.embedder is None:
+            raise RuntimeError("no embedding model is configured")
+        vector = self.embedder.embed_query(request.query)
+        return [
+            LaneHit(chunk, score)
+            for chunk, score in self.store.vector_search(vector, _overfetch(request.limit))
+        ]
+
+
+class RelationshipLane(StoreLane):
+    """One link hop from the other lanes' best hits (markdown links and wikilinks)."""
+
+    name: LaneName = RELATIONSHIP
+    raw_score_meaning = "link hops from a seed hit of another lane; lower is better"
+
+    def __init__(self, store: EvidenceStore, seeds_per_lane: int = 5) -> None:
+        super().__init__(store)
+        self.seeds_per_lane = seeds_per_lane
+
+    def parameters(self, request: LaneRequest) -> dict[str, Any]:
+        return {
+            "limit": request.limit,
+            "hops": 1,
+            "seedsPerLane": self.seeds_per_lane,
+            "seedSources": list(dict.fromkeys(seed.source.source_id for seed in request.seeds)),
+        }
+
+    def find(self, request: LaneRequest) -> list[LaneHit]:
+        hits: list[LaneHit] = []
+        seen: set[int] = set()
+        for seed_source in dict.fromkeys(seed.source.source_id for seed in request.seeds):
+            for edge in self.store.links_from(seed_source):
+                if edge.target_source_id is None or edge.target_source_id == seed_source:
+                    continue
+                chunk = self._target_chunk(edge.target_source_id, edge.anchor)
+                path = (seed_source, f"{edge.link_type}:{edge.target}", edge.target_source_id)
+                if chunk is not None and chunk.chunk_id not in seen:
+                    seen.add(chunk.chunk_id)
+                    hits.append(LaneHit(chunk, 1.0, relationship_path=path))
+            for edge in self.store.links_to(seed_source):
+                if edge.from_source_id == seed_source:
+                    continue
+                chunk = self._linking_chunk(edge.from_source_id, edge.from_chunk_id)
+                path = (seed_source, f"linked-from:{edge.link_type}", edge.from_source_id)
+                if chunk is not None and chunk.chunk_id not in seen:
+                    seen.add(chunk.chunk_id)
+                    hits.append(LaneHit(chunk, 1.0, relationship_path=path))
+        return hits
+
+    def _target_chunk(self, source_id: str, anchor: str | None) -> StoredChunk | None:
+        chunks = self.store.chunks_of_source(source_id)
+        if anchor:
+            wanted = _slug(anchor)
+            for chunk in chunks:
+                if chunk.heading_path and _slug(chunk.heading_path[-1]) == wanted:
+                    return chunk
+        return chunks[0] if chunks else None
+
+    def _linking_chunk(self, source_id: str, chunk_id: int | None) -> StoredChunk | None:
+        if chunk_id is not None:
+            chunk = self.store.get_chunk(chunk_id)
+            if chunk is not None and chunk.is_current:
+                return chunk
+        chunks = self.store.chunks_of_source(source_id)
+        return chunks[0] if chunks else None
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def seeds_from(results: Sequence[LaneResult], per_lane: int) -> tuple[EvidenceRow, ...]:
+    """The best `per_lane` candidates of each completed lane, the relationship lane's seeds."""
+    seeds: list[EvidenceRow] = []
+    for result in results:
+        seeds.extend(result.candidates[:per_lane])
+    return tuple(seeds)
