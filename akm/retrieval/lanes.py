@@ -15,12 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import numpy as np
-from numpy.typing import NDArray
 from sqlalchemy.exc import SQLAlchemyError
 
 from akm.contract.ids import utc_now_iso
 from akm.contract.models import EvidenceRow, LaneName, LaneRun
+from akm.embedding import Embedder
 from akm.manifest import Manifest
 from akm.retrieval.candidates import candidate_from_chunk, scope_verdict
 from akm.retrieval.query import QueryClassification
@@ -41,12 +40,6 @@ LANE_FAILURES: tuple[type[BaseException], ...] = (
     SQLAlchemyError,
 )
 _WORD = re.compile(r"\w+")
-
-
-class QueryEmbedder(Protocol):
-    """Turns query text into one normalised vector (the semantic lane's only model need)."""
-
-    def embed_query(self, text: str) -> NDArray[np.float32]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,13 +246,11 @@ class SemanticLane(StoreLane):
 
     name: LaneName = SEMANTIC
 
-    def __init__(
-        self, store: EvidenceStore, embedder: QueryEmbedder | None, model_name: str = "embedding model"
-    ) -> None:
+    def __init__(self, store: EvidenceStore, embedder: Embedder | None) -> None:
         super().__init__(store)
         self.embedder = embedder
-        self.model_name = model_name
-        self.raw_score_meaning = f"cosine similarity of {model_name} embeddings; higher is better"
+        self.model_name = embedder.model_id if embedder is not None else "no embedding model"
+        self.raw_score_meaning = f"cosine similarity of {self.model_name} embeddings; higher is better"
 
     def parameters(self, request: LaneRequest) -> dict[str, Any]:
         return {"limit": request.limit, "model": self.model_name, "metric": "cosine"}
@@ -267,7 +258,7 @@ class SemanticLane(StoreLane):
     def find(self, request: LaneRequest) -> list[LaneHit]:
         if self.embedder is None:
             raise RuntimeError("no embedding model is configured")
-        vector = self.embedder.embed_query(request.query)
+        vector = self.embedder.embed([request.query])[0]
         return [
             LaneHit(chunk, score)
             for chunk, score in self.store.vector_search(vector, _overfetch(request.limit))

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from akm.contract.models import EvidenceRow, LaneName, LaneRun
+from akm.embedding import Embedder
 from akm.manifest import Manifest
 from akm.retrieval.lanes import (
     ALL_LANES,
@@ -23,7 +24,6 @@ from akm.retrieval.lanes import (
     LaneRequest,
     LaneResult,
     LexicalLane,
-    QueryEmbedder,
     RelationshipLane,
     SemanticLane,
     seeds_from,
@@ -106,12 +106,11 @@ def retrieve(
     query: str,
     store: EvidenceStore,
     manifest: Manifest,
-    embedder: QueryEmbedder | None,
+    embedder: Embedder | None,
     *,
     lanes: Sequence[str] | None = None,
     limit: int = DEFAULT_LANE_LIMIT,
     result_set_id: str | None = None,
-    embedding_model_name: str = "all-MiniLM-L6-v2",
     record: bool = True,
 ) -> RetrievalResult:
     """Classify `query`, run the selected lanes, and return candidates plus lane runs.
@@ -157,7 +156,7 @@ def retrieve(
         elif lane == LEXICAL:
             result = LexicalLane(store).search(request, manifest)
         else:
-            result = SemanticLane(store, embedder, embedding_model_name).search(request, manifest)
+            result = SemanticLane(store, embedder).search(request, manifest)
         results[lane] = result
         runs[lane] = result.lane_run
 

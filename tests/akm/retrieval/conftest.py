@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ import yaml
 from numpy.typing import NDArray
 
 from akm.contract.ids import sha256_text
+from akm.embedding import EmbeddingModelError
 from akm.manifest import Manifest, load_manifest
 from akm.store import EvidenceStore, NewChunk, NewLink
 
@@ -30,6 +31,12 @@ REF = "test:docs:public-markdown"
 class BagOfWordsEmbedder:
     """Each word adds one to a hashed dimension; vectors are L2-normalised."""
 
+    model_id = "bag-of-words"
+    dimensions = 384
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        return np.stack([self.embed_query(text) for text in texts])
+
     def embed_query(self, text: str) -> NDArray[np.float32]:
         vector = np.zeros(384, dtype=np.float32)
         for word in re.findall(r"[a-z]+", text.lower()):
@@ -39,8 +46,11 @@ class BagOfWordsEmbedder:
 
 
 class UnavailableEmbedder:
-    def embed_query(self, text: str) -> NDArray[np.float32]:
-        raise OSError("embedding model files not found under /models/minilm")
+    model_id = "all-MiniLM-L6-v2"
+    dimensions = 384
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        raise EmbeddingModelError("cannot load embedding model from /models/minilm: no config.json")
 
 
 @dataclass(frozen=True)

@@ -85,9 +85,7 @@ def test_lexical_lane_ranks_by_bm25(
 def test_semantic_lane_ranks_by_cosine(
     corpus_store: EvidenceStore, manifest: Manifest, embedder, contract_validator: Validator
 ):
-    result = SemanticLane(corpus_store, embedder, "bag-of-words").search(
-        _request("rotated keys", limit=2), manifest
-    )
+    result = SemanticLane(corpus_store, embedder).search(_request("rotated keys", limit=2), manifest)
 
     assert _locators(result.candidates) == ["docs/security.md:3-3", "docs/security.md:1-1"]
     assert [row.retrieval.rank for row in result.candidates] == [1, 2]
@@ -107,7 +105,9 @@ def test_semantic_lane_failure_is_recorded_and_other_lanes_still_answer(
 
     semantic = result.lane_run("qmd-semantic")
     assert semantic.status == "failed"
-    assert semantic.error == "OSError: embedding model files not found under /models/minilm"
+    assert semantic.error == (
+        "EmbeddingModelError: cannot load embedding model from /models/minilm: no config.json"
+    )
     assert result.lane_run("qmd-lexical").status == "completed"
     assert _locators(result.candidates_of("qmd-lexical")) == ["docs/security.md:3-3", "docs/security.md:1-1"]
     assert result.candidates_of("qmd-semantic") == ()
