@@ -57,7 +57,7 @@ _UNIT_ALTERNATION = "|".join(
     re.escape(spelling) for spelling in sorted(_UNIT_SPELLINGS, key=len, reverse=True) if spelling != "%"
 )
 QUANTITY = re.compile(
-    r"(?<![\w\-./])(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?![\w.]*\d)(?!-\w*\d)"
+    r"(?<![\w\-./·])(?P<number>\d{1,3}(?:,\d{3})+(?:[.·]\d+)?|\d+(?:[.·]\d+)?|\.\d+)(?![\w.·]*\d)(?!-\w*\d)"
     r"(?:(?P<percent>\s?%)|[\s-]?(?P<unit>" + _UNIT_ALTERNATION + r")(?![\w]))?",
     re.IGNORECASE,
 )
@@ -106,7 +106,8 @@ def quantities(text: str) -> list[Quantity]:
     for match in QUANTITY.finditer(text):
         if match.start() in taken:
             continue
-        number = match.group("number").replace(",", "")
+        # Some journals print the decimal point as a middle dot (11·9).
+        number = match.group("number").replace(",", "").replace("·", ".")
         value = float(number)
         if match.group("percent"):
             unit = "%"
