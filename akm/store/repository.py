@@ -271,9 +271,11 @@ class StoreTransaction:
 
     # ---- sources and chunks -------------------------------------------------------------
 
-    def source_states(self, root_alias: str) -> dict[str, SourceState]:
-        """Every known source under ``root_alias`` keyed by source id (read inside the lock)."""
-        return _source_states(self.session, root_alias)
+    def source_states(
+        self, root_alias: str, source_ids: Sequence[str] | None = None
+    ) -> dict[str, SourceState]:
+        """Known sources under ``root_alias`` (optionally only ``source_ids``), read inside the lock."""
+        return _source_states(self.session, root_alias, source_ids)
 
     def upsert_source(
         self,
@@ -661,8 +663,10 @@ class StoreTransaction:
         self.session.add(DecodeStatsRecord(packet_id=packet_id, stats_json=dict(stats), at=now_utc()))
 
 
-def _source_states(session: Session, root_alias: str) -> dict[str, SourceState]:
-    rows = session.execute(
+def _source_states(
+    session: Session, root_alias: str, source_ids: Sequence[str] | None = None
+) -> dict[str, SourceState]:
+    query = (
         select(
             Source.source_id,
             Source.path,
@@ -674,6 +678,9 @@ def _source_states(session: Session, root_alias: str) -> dict[str, SourceState]:
         .outerjoin(SourceVersion, SourceVersion.id == Source.current_version_id)
         .where(Source.root_alias == root_alias)
     )
+    if source_ids is not None:
+        query = query.where(Source.source_id.in_(list(source_ids)))
+    rows = session.execute(query)
     return {
         row[0]: SourceState(
             source_id=row[0],

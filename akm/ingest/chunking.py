@@ -1,0 +1,221 @@
+"""Cut Markdown and plain text into located chunks, and find the links between documents.
+
+Line numbers are 1-based over ``str.splitlines()`` of the decoded file, the same numbering
+the direct reader uses, and a chunk's text is exactly its lines joined by ``\\n`` so the
+excerpt checksum can be recomputed from the source and the locator alone.
+
+A chunk that covers a whole heading section gets a ``heading`` locator; a part of a long
+section, or text outside any heading, gets a ``line-range`` locator. Both carry the heading
+path and the line range.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_MARKDOWN_LINK = re.compile(r"(?<!!)\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_WIKILINK = re.compile(r"\[\[([^\]|#]+)(?:#([^\]|]*))?(?:\|[^\]]*)?\]\]")
+_EXTERNAL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+DEFAULT_MAX_CHARS = 1200
+
+
+@dataclass(frozen=True)
+class TextChunk:
+    ordinal: int
+    locator_type: str
+    locator_value: str
+    heading_path: tuple[str, ...]
+    start_line: int
+    end_line: int
+    text: str
+
+
+@dataclass(frozen=True)
+class DocumentLink:
+    """A link found in a document; ``target`` is root-relative (markdown) or ``[[name]]`` (wikilink)."""
+
+    link_type: str
+    target: str
+    anchor: str | None
+    line: int
+
+
+@dataclass(frozen=True)
+class _Section:
+    heading_path: tuple[str, ...]
+    heading_line: str | None
+    start: int  # 0-based index of the first line
+    end: int  # 0-based index one past the last line
+
+
+def _sections(lines: list[str], *, markdown: bool) -> list[_Section]:
+    if not markdown:
+        return [_Section((), None, 0, len(lines))]
+    sections: list[_Section] = []
+    path: list[tuple[int, str]] = []
+    start = 0
+    heading_line: str | None = None
+    in_fence = False
+    for index, line in enumerate(lines):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        match = None if in_fence else _HEADING.match(line)
+        if match is None:
+            continue
+        if index > start:
+            sections.append(_Section(tuple(title for _, title in path), heading_line, start, index))
+        level = len(match.group(1))
+        path = [(depth, title) for depth, title in path if depth < level]
+        path.append((level, match.group(2)))
+        start = index
+        heading_line = line.strip()
+    if len(lines) > start:
+        sections.append(_Section(tuple(title for _, title in path), heading_line, start, len(lines)))
+    return sections
+
+
+def _blocks(lines: list[str], start: int, end: int) -> list[tuple[int, int]]:
+    """Paragraph blocks (0-based [first, last+1)) separated by blank lines; fences stay whole."""
+    blocks: list[tuple[int, int]] = []
+    block_start: int | None = None
+    in_fence = False
+    for index in range(start, end):
+        line = lines[index]
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        if not line.strip() and not in_fence:
+            if block_start is not None:
+                blocks.append((block_start, index))
+                block_start = None
+            continue
+        if block_start is None:
+            block_start = index
+    if block_start is not None:
+        blocks.append((block_start, end))
+    return blocks
+
+
+def _split_long_block(lines: list[str], first: int, last: int, max_chars: int) -> list[tuple[int, int]]:
+    pieces: list[tuple[int, int]] = []
+    piece_start = first
+    size = 0
+    for index in range(first, last):
+        length = len(lines[index]) + 1
+        if size and size + length > max_chars:
+            pieces.append((piece_start, index))
+            piece_start, size = index, 0
+        size += length
+    pieces.append((piece_start, last))
+    return pieces
+
+
+def chunk_text(text: str, *, markdown: bool, max_chars: int = DEFAULT_MAX_CHARS) -> list[TextChunk]:
+    """Chunks of a document: heading sections, split at paragraph boundaries when long."""
+    lines = text.splitlines()
+    chunks: list[TextChunk] = []
+    for section in _sections(lines, markdown=markdown):
+        groups: list[tuple[int, int]] = []
+        for first, last in _blocks(lines, section.start, section.end):
+            pieces = (
+                _split_long_block(lines, first, last, max_chars)
+                if sum(len(line) + 1 for line in lines[first:last]) > max_chars
+                else [(first, last)]
+            )
+            for piece_first, piece_last in pieces:
+                if groups:
+                    group_first, _ = groups[-1]
+                    size = sum(len(line) + 1 for line in lines[group_first:piece_last])
+                    if size <= max_chars:
+                        groups[-1] = (group_first, piece_last)
+                        continue
+                groups.append((piece_first, piece_last))
+        for first, last in groups:
+            body = "\n".join(lines[first:last])
+            if not body.strip():
+                continue
+            whole_section = len(groups) == 1 and section.heading_line is not None and first == section.start
+            if whole_section:
+                locator_type, locator_value = "heading", section.heading_line or ""
+            else:
+                locator_type, locator_value = "line-range", f"{first + 1}-{last}"
+            chunks.append(
+                TextChunk(
+                    ordinal=len(chunks),
+                    locator_type=locator_type,
+                    locator_value=locator_value,
+                    heading_path=section.heading_path,
+                    start_line=first + 1,
+                    end_line=last,
+                    text=body,
+                )
+            )
+    return chunks
+
+
+def _normalise_target(document_path: str, target: str) -> str | None:
+    """Root-relative path of a relative link target, or None if it leaves the root."""
+    parts: list[str] = list(PurePosixPath(document_path).parent.parts)
+    for part in PurePosixPath(target).parts:
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        elif part == "/":
+            return None
+        else:
+            parts.append(part)
+    return "/".join(parts) if parts else None
+
+
+def extract_links(text: str, document_path: str) -> list[DocumentLink]:
+    """Markdown links to relative files and ``[[wikilinks]]``, in reading order, without duplicates."""
+    links: list[DocumentLink] = []
+    seen: set[tuple[str, str]] = set()
+    in_fence = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        for match in _MARKDOWN_LINK.finditer(line):
+            raw = match.group(1)
+            if _EXTERNAL.match(raw) or raw.startswith("#"):
+                continue
+            target_path, _, anchor = raw.partition("#")
+            target = _normalise_target(document_path, target_path)
+            if target is None or (("markdown", target) in seen):
+                continue
+            seen.add(("markdown", target))
+            links.append(DocumentLink("markdown", target, anchor or None, number))
+        for match in _WIKILINK.finditer(line):
+            name = match.group(1).strip()
+            if not name:
+                continue
+            target = wikilink_key(name)
+            if ("wikilink", target) in seen:
+                continue
+            seen.add(("wikilink", target))
+            links.append(DocumentLink("wikilink", target, (match.group(2) or "").strip() or None, number))
+    return links
+
+
+def wikilink_key(name: str) -> str:
+    """How a wikilink names a document: ``[[lowercased name without .md]]``."""
+    name = name.strip().lower()
+    if name.endswith(".md"):
+        name = name[:-3]
+    return f"[[{name}]]"
+
+
+def wikilink_keys_for(path: str) -> list[str]:
+    """The wikilink keys that resolve to the document at root-relative ``path``."""
+    stem = str(PurePosixPath(path).with_suffix(""))
+    return list(dict.fromkeys([wikilink_key(PurePosixPath(stem).name), wikilink_key(stem)]))
