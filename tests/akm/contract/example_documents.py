@@ -43,8 +43,7 @@ T_SUPPORTED = "2026-07-20T00:01:30+09:00"
 T_PACKET = "2026-07-20T00:02:00+09:00"
 PROJECT = "akm-evidence-pilot"
 SECURITY_TEXT = (
-    "# Security\n\n## 1. Never store secret values\n\n"
-    "API keys, tokens, passwords ... never, in any layer.\n"
+    "# Security\n\n## 1. Never store secret values\n\nAPI keys, tokens, passwords ... never, in any layer.\n"
 )
 ROUTER_TEXT = "# Router\n\n## Storage\n\nCanonical Markdown stays where the router placed it.\n"
 SECRET_CLAIM = "claim-secret-values-prohibited"
@@ -210,27 +209,47 @@ def _policies() -> PacketPolicies:
 def _lanes(direct_read_status: str = "completed") -> list[LaneRun]:
     lanes = [
         LaneRun(
-            lane="exact", status="completed", query="never store secret values", parameters={"match": "literal"},
-            result_count=1, latency_ms=3.0,
+            lane="exact",
+            status="completed",
+            query="never store secret values",
+            parameters={"match": "literal"},
+            result_count=1,
+            latency_ms=3.0,
         ),
         LaneRun(
-            lane="qmd-lexical", status="completed", query="where canonical markdown stays",
-            parameters={"collection": "akm", "limit": 20}, result_count=1, latency_ms=41.0,
+            lane="qmd-lexical",
+            status="completed",
+            query="where canonical markdown stays",
+            parameters={"collection": "akm", "limit": 20},
+            result_count=1,
+            latency_ms=41.0,
         ),
         LaneRun(
-            lane="qmd-semantic", status="completed", query="may credentials be kept in notes",
-            parameters={"collection": "akm", "limit": 20}, result_count=1, latency_ms=88.0,
+            lane="qmd-semantic",
+            status="completed",
+            query="may credentials be kept in notes",
+            parameters={"collection": "akm", "limit": 20},
+            result_count=1,
+            latency_ms=88.0,
         ),
         LaneRun(
-            lane="graphify-relationship", status="skipped", query="", parameters={}, result_count=0,
+            lane="graphify-relationship",
+            status="skipped",
+            query="",
+            parameters={},
+            result_count=0,
             skip_reason="no relationship or neighbourhood intent in the query",
         ),
     ]
     if direct_read_status == "completed":
         lanes.append(
             LaneRun(
-                lane="direct-read", status="completed", query="read fusion winners", parameters={"winners": 2},
-                result_count=2, latency_ms=6.0,
+                lane="direct-read",
+                status="completed",
+                query="read fusion winners",
+                parameters={"winners": 2},
+                result_count=2,
+                latency_ms=6.0,
             )
         )
     return lanes
@@ -258,7 +277,10 @@ def pass_packet() -> EvidencePacket:
         diversity_fields=("sourceId", "sourceType", "collection", "authority"),
         contributions=(
             FusionContribution(
-                evidence_id=secret.evidence_id, lane_ranks={"exact": 1}, contribution=1.0, final_rank=1,
+                evidence_id=secret.evidence_id,
+                lane_ranks={"exact": 1},
+                contribution=1.0,
+                final_rank=1,
                 tie_break_reason="exact support outranks lexical recall at equal authority",
             ),
             FusionContribution(
@@ -275,24 +297,44 @@ def pass_packet() -> EvidencePacket:
     )
     claims = [
         Claim(
-            claim_id=SECRET_CLAIM, claim_text="Secret values must never be stored in any layer.",
-            importance="important", claim_class="policy", support_row_ids=(secret.evidence_id,),
-            status="supported", notes="",
+            claim_id=SECRET_CLAIM,
+            claim_text="Secret values must never be stored in any layer.",
+            importance="important",
+            claim_class="policy",
+            support_row_ids=(secret.evidence_id,),
+            status="supported",
+            notes="",
         ),
         Claim(
-            claim_id=ROUTER_CLAIM, claim_text="Canonical Markdown stays where the router placed it.",
-            importance="supporting", claim_class="policy", support_row_ids=(router.evidence_id,),
-            status="supported", notes="",
+            claim_id=ROUTER_CLAIM,
+            claim_text="Canonical Markdown stays where the router placed it.",
+            importance="supporting",
+            claim_class="policy",
+            support_row_ids=(router.evidence_id,),
+            status="supported",
+            notes="",
         ),
     ]
     queue = [
         DirectReadQueueItem(
-            queue_id="dr-1", row_id=secret.evidence_id, claim_ids=(SECRET_CLAIM,), priority="critical",
-            reason="important policy claim", required=True, status="completed", completion_row_id=secret.evidence_id,
+            queue_id="dr-1",
+            row_id=secret.evidence_id,
+            claim_ids=(SECRET_CLAIM,),
+            priority="critical",
+            reason="important policy claim",
+            required=True,
+            status="completed",
+            completion_row_id=secret.evidence_id,
         ),
         DirectReadQueueItem(
-            queue_id="dr-2", row_id=router.evidence_id, claim_ids=(ROUTER_CLAIM,), priority="normal",
-            reason="supporting claim", required=True, status="completed", completion_row_id=router.evidence_id,
+            queue_id="dr-2",
+            row_id=router.evidence_id,
+            claim_ids=(ROUTER_CLAIM,),
+            priority="normal",
+            reason="supporting claim",
+            required=True,
+            status="completed",
+            completion_row_id=router.evidence_id,
         ),
     ]
     excerpt_bytes = sum(len(row.content.excerpt.encode("utf-8")) for row in rows)
@@ -342,7 +384,9 @@ def hold_packet() -> EvidencePacket:
         max_rows=20,
         diversity_fields=("sourceId",),
         contributions=(
-            FusionContribution(evidence_id=candidate.evidence_id, lane_ranks={"exact": 1}, contribution=1.0, final_rank=1),
+            FusionContribution(
+                evidence_id=candidate.evidence_id, lane_ranks={"exact": 1}, contribution=1.0, final_rank=1
+            ),
         ),
         excluded_rows=(),
     )
@@ -359,22 +403,33 @@ def hold_packet() -> EvidencePacket:
         rows=[candidate],
         claims=[
             Claim(
-                claim_id=SECRET_CLAIM, claim_text="Secret values must never be stored in any layer.",
-                importance="important", claim_class="policy", support_row_ids=(candidate.evidence_id,),
-                status="candidate-only", notes="Retrieved but not yet directly read.",
+                claim_id=SECRET_CLAIM,
+                claim_text="Secret values must never be stored in any layer.",
+                importance="important",
+                claim_class="policy",
+                support_row_ids=(candidate.evidence_id,),
+                status="candidate-only",
+                notes="Retrieved but not yet directly read.",
             )
         ],
         direct_read_queue=[
             DirectReadQueueItem(
-                queue_id="dr-1", row_id=candidate.evidence_id, claim_ids=(SECRET_CLAIM,), priority="critical",
-                reason="important policy claim rests on a candidate", required=True, status="pending",
+                queue_id="dr-1",
+                row_id=candidate.evidence_id,
+                claim_ids=(SECRET_CLAIM,),
+                priority="critical",
+                reason="important policy claim rests on a candidate",
+                required=True,
+                status="pending",
             )
         ],
         missing_evidence=[
             MissingEvidence(
-                missing_id="missing-1", claim_ids=(SECRET_CLAIM,),
+                missing_id="missing-1",
+                claim_ids=(SECRET_CLAIM,),
                 description="A direct read of 99-system/SECURITY.md at the matched heading.",
-                required=True, status="open",
+                required=True,
+                status="open",
             )
         ],
         verification=PacketVerification(
@@ -391,6 +446,7 @@ def hold_packet() -> EvidencePacket:
 
 def example_files() -> dict[str, str]:
     """File name → exact file content of every example."""
+
     def as_json(document: Any) -> str:
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
