@@ -1,0 +1,186 @@
+"""LexicalClaimVerifier: expected labels, the deciding check, and exact spans."""
+
+from __future__ import annotations
+
+import pytest
+
+from akm.verify import LexicalClaimVerifier, SupportLabel
+
+PASSAGE = (
+    "The cache is enabled by default. "
+    "Median latency fell to 3.5 ms after the upgrade in March 2024. "
+    "IL-6 levels increased in treated mice. "
+    "Each patient received 500 mg of metformin daily. "
+    "Mortality was reduced by 12% in the treated group. "
+    "Retention is set to 30 days for audit logs."
+)
+
+CASES: list[tuple[str, str, SupportLabel, str]] = [
+    # (id, claim, expected label, deciding check)
+    ("exact-copy", "The cache is enabled by default.", "supported", "all-checks"),
+    ("inflection-plural", "Caches are enabled by default.", "supported", "all-checks"),
+    ("inflection-verb", "IL-6 level increases in treated mice.", "supported", "all-checks"),
+    ("partial-sentence", "Median latency fell to 3.5 ms.", "supported", "all-checks"),
+    ("unit-converted", "Each patient received 0.5 g of metformin daily.", "supported", "all-checks"),
+    ("changed-number", "Median latency fell to 4.5 ms after the upgrade.", "contradicted", "quantity"),
+    ("changed-percent", "Mortality was reduced by 15% in the treated group.", "contradicted", "quantity"),
+    (
+        "changed-year",
+        "Median latency fell to 3.5 ms after the upgrade in March 2023.",
+        "contradicted",
+        "quantity",
+    ),
+    (
+        "changed-month",
+        "Median latency fell to 3.5 ms after the upgrade in April 2024.",
+        "contradicted",
+        "quantity",
+    ),
+    ("number-missing", "The cache is enabled by default for 7 days.", "insufficient", "quantity"),
+    ("unit-same-dimension", "Each patient received 500 g of metformin daily.", "contradicted", "quantity"),
+    (
+        "unit-other-dimension",
+        "Mortality was reduced by 12 percentage points in the treated group.",
+        "insufficient",
+        "quantity",
+    ),
+    ("negated-claim", "The cache is not enabled by default.", "contradicted", "polarity"),
+    ("direction-flip", "IL-6 levels decreased in treated mice.", "contradicted", "polarity"),
+    (
+        "direction-flip-reduced",
+        "Mortality was increased by 12% in the treated group.",
+        "contradicted",
+        "polarity",
+    ),
+    ("antonym", "The cache is disabled by default.", "contradicted", "polarity"),
+    ("missing-entity", "IL-8 levels increased in treated mice.", "insufficient", "entity"),
+    (
+        "missing-name",
+        "Metformin from Acme was given daily at 500 mg to each patient.",
+        "insufficient",
+        "entity",
+    ),
+    ("partial-coverage", "IL-6 levels increased in treated rats and dogs.", "insufficient", "coverage"),
+    ("unrelated", "The moon orbits the earth.", "insufficient", "coverage"),
+    ("no-content", "It is.", "insufficient", "claim"),
+]
+
+
+@pytest.mark.parametrize(
+    ("claim", "label", "decided_by"), [case[1:] for case in CASES], ids=[case[0] for case in CASES]
+)
+def test_verify_labels(claim: str, label: SupportLabel, decided_by: str) -> None:
+    judgement = LexicalClaimVerifier().verify(claim, PASSAGE)
+    assert (judgement.label, judgement.decided_by) == (label, decided_by), judgement.note
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected_span_text"),
+    [
+        ("The cache is enabled by default.", "The cache is enabled by default."),
+        ("IL-6 levels increased in treated mice.", "IL-6 levels increased in treated mice."),
+        ("Retention is set to 30 days for audit logs.", "Retention is set to 30 days for audit logs."),
+    ],
+    ids=["first-sentence", "middle-sentence", "last-sentence"],
+)
+def test_span_is_the_aligned_sentence(claim: str, expected_span_text: str) -> None:
+    judgement = LexicalClaimVerifier().verify(claim, PASSAGE)
+    assert judgement.span is not None
+    start, end = judgement.span
+    assert PASSAGE[start:end] == expected_span_text
+    assert (start, end) == (
+        PASSAGE.index(expected_span_text),
+        PASSAGE.index(expected_span_text) + len(expected_span_text),
+    )
+
+
+def test_span_covers_two_sentences_when_the_claim_spans_them() -> None:
+    passage = "The index is rebuilt nightly. It covers every ticket in the archive. Nothing else."
+    judgement = LexicalClaimVerifier().verify(
+        "The index is rebuilt nightly and covers every ticket.", passage
+    )
+    assert judgement.label == "supported"
+    assert judgement.span == (0, 68)
+    assert judgement.scores == {"coverage": 1.0, "window_sentences": 2.0}
+
+
+def test_one_sentence_windows_only_do_not_join_sentences() -> None:
+    passage = "The index is rebuilt nightly. It covers every ticket in the archive."
+    verifier = LexicalClaimVerifier(max_window_sentences=1)
+    assert (
+        verifier.verify("The index is rebuilt nightly and covers every ticket.", passage).label
+        == "insufficient"
+    )
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "label"),
+    [
+        ("Aspirin reduces the risk of stroke.", "Aspirin may reduce the risk of stroke.", "insufficient"),
+        ("Aspirin may reduce the risk of stroke.", "Aspirin reduces the risk of stroke.", "supported"),
+        ("Aspirin may reduce the risk of stroke.", "Aspirin may reduce the risk of stroke.", "supported"),
+    ],
+    ids=["hedged-passage-flat-claim", "flat-passage-hedged-claim", "both-hedged"],
+)
+def test_hedges(claim: str, passage: str, label: SupportLabel) -> None:
+    assert LexicalClaimVerifier().verify(claim, passage).label == label
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "label"),
+    [
+        (
+            "Pioglitazone is not associated with an increased risk of prostate cancer.",
+            "There was no association with 8 of the 10 cancers; pioglitazone was associated with increased "
+            "risk of prostate cancer.",
+            "insufficient",
+        ),
+        (
+            "Drug X does not increase mortality.",
+            "Drug X does not increase mortality in adults.",
+            "supported",
+        ),
+        (
+            "Drug X increases mortality.",
+            "Drug X did not increase mortality in the trial.",
+            "contradicted",
+        ),
+        (
+            "Lack of FGF21 in mice leads to plaque formation.",
+            "FGF21 deficiency causes plaque formation in mice.",
+            "insufficient",
+        ),
+        (
+            "UCP1-dependent thermogenesis involves Ca2+ cycling.",
+            "A UCP1-independent thermogenesis involves ATP-dependent Ca2+ cycling.",
+            "insufficient",
+        ),
+        (
+            "Surgery is not only safe but effective.",
+            "Surgery is safe and effective.",
+            "supported",
+        ),
+    ],
+    ids=[
+        "negation-about-something-else",
+        "both-negated",
+        "passage-negates",
+        "privative-noun-is-not-negation",
+        "hyphenated-compound-must-match-whole",
+        "not-only-is-not-negation",
+    ],
+)
+def test_negation_scope(claim: str, passage: str, label: SupportLabel) -> None:
+    judgement = LexicalClaimVerifier().verify(claim, passage)
+    assert judgement.label == label, judgement.note
+
+
+def test_empty_passage_is_insufficient_without_span() -> None:
+    judgement = LexicalClaimVerifier().verify("The cache is enabled.", "")
+    assert (judgement.label, judgement.span, judgement.decided_by) == ("insufficient", None, "alignment")
+
+
+def test_contradiction_needs_the_rest_of_the_claim_to_align() -> None:
+    # Same quantity and unit but little else in common: a gap, not a contradiction.
+    judgement = LexicalClaimVerifier().verify("Shipping to Norway takes 4 days by boat.", PASSAGE)
+    assert judgement.label == "insufficient"
