@@ -1,0 +1,145 @@
+"""extract_claims: atomic claims, spans, classes, importance, citations and stable ids."""
+
+from __future__ import annotations
+
+import pytest
+
+from akm.claims import ClaimClass, detect_claim_class, extract_claims, quantities, strip_citations
+
+ANSWER = (
+    "The cache is enabled by default [E1]. Latency dropped to 3.5 ms in v1.2.3. [E2]\n"
+    "You should use PostgreSQL for large corpora; SQLite is fine for one machine [E3].\n"
+    "- Deleting rows is not allowed without review.\n"
+    "- The release shipped in March 2024 [E1, E2].\n"
+    "This suggests the index is stale."
+)
+
+
+def test_claims_of_an_answer() -> None:
+    claims = extract_claims(ANSWER, important_classes={"number", "date", "policy"})
+    assert [(claim.text, claim.claim_class, claim.importance, claim.cited_evidence) for claim in claims] == [
+        ("The cache is enabled by default.", "system-state", "supporting", (1,)),
+        ("Latency dropped to 3.5 ms in v1.2.3.", "number", "important", (2,)),
+        ("You should use PostgreSQL for large corpora", "recommendation", "supporting", (3,)),
+        ("SQLite is fine for one machine.", "other", "supporting", (3,)),
+        ("Deleting rows is not allowed without review.", "policy", "important", ()),
+        ("The release shipped in March 2024.", "date", "important", (1, 2)),
+        ("This suggests the index is stale.", "interpretation", "supporting", ()),
+    ]
+
+
+def test_spans_slice_back_to_the_claim_text() -> None:
+    claims = extract_claims(ANSWER, important_classes=())
+    for claim in claims:
+        assert strip_citations(ANSWER[claim.start : claim.end]) == claim.text
+    assert ANSWER[claims[0].start : claims[0].end] == "The cache is enabled by default [E1]."
+    assert ANSWER[claims[1].start : claims[1].end] == "Latency dropped to 3.5 ms in v1.2.3. [E2]"
+    assert (claims[4].start, claims[4].end) == (
+        ANSWER.index("Deleting"),
+        ANSWER.index("review.") + len("review."),
+    )
+
+
+def test_ids_are_stable_and_distinct() -> None:
+    first = extract_claims(ANSWER, important_classes=())
+    second = extract_claims(ANSWER, important_classes={"number"})
+    assert [claim.claim_id for claim in first] == [claim.claim_id for claim in second]
+    assert len({claim.claim_id for claim in first}) == len(first)
+    assert all(claim.claim_id.startswith("claim-") for claim in first)
+    repeated = extract_claims("It is on. It is on.", important_classes=())
+    assert repeated[0].claim_id != repeated[1].claim_id
+    assert repeated[0].claim_id.rsplit("-", 1)[0] == repeated[1].claim_id.rsplit("-", 1)[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Reads are fast, and writes are slow.", ["Reads are fast", "writes are slow."]),
+        ("Reads are fast; writes are slow.", ["Reads are fast", "writes are slow."]),
+        ("Salt and pepper are served.", ["Salt and pepper are served."]),
+        ("It supports reads, and writes.", ["It supports reads, and writes."]),
+        (
+            "The old index is fast, but the new one is faster.",
+            ["The old index is fast", "the new one is faster."],
+        ),
+    ],
+    ids=["comma-and-clauses", "semicolon", "noun-conjunction", "short-right-side", "but-clause"],
+)
+def test_clause_splitting_is_conservative(text: str, expected: list[str]) -> None:
+    assert [claim.text for claim in extract_claims(text, important_classes=())] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "claim_class"),
+    [
+        ("Deleting audit rows must not happen.", "policy"),
+        ("Access from outside the VPN is forbidden.", "policy"),
+        ("Two reviewers are required for every release.", "policy"),
+        ("The retention policy keeps rows for 30 days.", "policy"),
+        ("You should rotate keys every 90 days.", "recommendation"),
+        ("Use the SQLite backend for one machine.", "recommendation"),
+        ("We recommend PostgreSQL.", "recommendation"),
+        ("The migration ran on 2024-03-01.", "date"),
+        ("It was released in 2019.", "date"),
+        ("The outage began last week.", "date"),
+        ("Latency is 40 ms at p95.", "number"),
+        ("Throughput rose by 12%.", "number"),
+        ("The cache is enabled.", "system-state"),
+        ("The service is running in the primary region.", "system-state"),
+        ("The timeout defaults to the global value.", "system-state"),
+        ("The spike likely means the cache is cold.", "interpretation"),
+        ("Elevated IL-6 indicates inflammation.", "interpretation"),
+        ("The index covers Markdown files.", "other"),
+        ("IL-6 and COVID-19 are studied.", "other"),
+    ],
+    ids=[
+        "must-not",
+        "forbidden",
+        "required",
+        "policy-word-beats-number",
+        "should",
+        "imperative-use",
+        "recommend",
+        "iso-date",
+        "year",
+        "relative-date",
+        "number-with-unit",
+        "percent",
+        "enabled",
+        "running",
+        "defaults-to",
+        "likely",
+        "indicates",
+        "plain-fact",
+        "identifiers-are-not-numbers",
+    ],
+)
+def test_detect_claim_class(text: str, claim_class: ClaimClass) -> None:
+    assert detect_claim_class(text) == claim_class
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("3.5 ms", [(3.5, "ms")]),
+        ("40% and 40 percent", [(40.0, "%"), (40.0, "%")]),
+        ("a 3-fold rise, twice", [(3.0, "fold"), (2.0, "")]),
+        ("32,441 samples in 2015", [(32441.0, ""), (2015.0, "year-date")]),
+        ("IL-6, p53, E1, COVID-19, v1.2.3", []),
+        ("500 mg and 0.5 g", [(500.0, "mg"), (0.5, "g")]),
+        ("11·9 million", [(11.9, "million")]),
+        ("on 2024-03-01", [(2024.0, "year-date")]),
+    ],
+    ids=[
+        "decimal-unit",
+        "percent-spellings",
+        "fold-and-word",
+        "thousands-and-year",
+        "identifiers",
+        "mass",
+        "middle-dot",
+        "iso-date",
+    ],
+)
+def test_quantities(text: str, expected: list[tuple[float, str]]) -> None:
+    assert [(quantity.value, quantity.unit) for quantity in quantities(text)] == expected
