@@ -25,6 +25,7 @@ from typing import Any, Literal, Protocol
 from akm.contract.ids import sha256_bytes, sha256_text
 from akm.contract.models import EvidenceRow, Locator, ReadMethod
 from akm.contract.states import mark_stale, record_direct_read, reject
+from akm.store import EvidenceStore, Rejection
 
 READER_ID = "akm.direct_read"
 DIRECT_READ_STAGE = "direct-read"
@@ -370,3 +371,25 @@ def direct_read_all(
 ) -> tuple[DirectReadOutcome, ...]:
     """Direct-read every row, in order."""
     return tuple(direct_read(row, reader, log_rejection=log_rejection, at=at) for row in rows)
+
+
+def store_rejection_log(
+    store: EvidenceStore, *, query: str, result_set_id: str, packet_id: str | None = None
+) -> RejectionLog:
+    """A `RejectionLog` writing to the store's rejected-candidates log."""
+
+    def log(row: EvidenceRow, *, stage: str, reason: str, notes: str) -> None:
+        store.record_rejection(
+            Rejection(
+                stage=stage,
+                reason=reason,
+                query=query,
+                result_set_id=result_set_id,
+                packet_id=packet_id,
+                source_id=row.source.source_id,
+                evidence_id=row.evidence_id,
+                detail={"notes": notes, "locator": row.scope.locator.value, "state": row.verification.state},
+            )
+        )
+
+    return log

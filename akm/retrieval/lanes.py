@@ -128,7 +128,7 @@ class StoreLane:
                 eligible.append((hit, verdict.source_ref))
             if len(eligible) >= request.limit:
                 break
-        latency_ms = (time.perf_counter() - started) * 1000.0
+        search_ms = (time.perf_counter() - started) * 1000.0
         candidates = tuple(
             candidate_from_chunk(
                 hit.chunk,
@@ -143,7 +143,7 @@ class StoreLane:
                 raw_score_meaning=self.raw_score_meaning,
                 matched_terms=hit.matched_terms,
                 relationship_path=hit.relationship_path,
-                latency_ms=latency_ms,
+                latency_ms=search_ms,
                 at=started_at,
             )
             for rank, (hit, ref) in enumerate(eligible, start=1)
@@ -156,7 +156,7 @@ class StoreLane:
             result_count=len(candidates),
             started_at=started_at,
             finished_at=utc_now_iso(),
-            latency_ms=latency_ms,
+            latency_ms=(time.perf_counter() - started) * 1000.0,
         )
         return LaneResult(candidates=candidates, lane_run=run, hits=tuple(hit for hit, _ in eligible))
 

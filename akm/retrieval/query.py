@@ -49,7 +49,7 @@ _PATH = re.compile(
 _SOURCE_ID = re.compile(r"\b[a-z][\w-]*:[\w:./-]*[\w]\b")
 _PROPERTY = re.compile(r"^\s*[A-Za-z][\w-]*\s*:\s*\S")
 _RARE_TOKEN = re.compile(
-    r"(?<![\w-])(?:--?[a-z][\w-]+|[A-Za-z]+_[\w]+|[a-z]+[A-Z]\w*|[A-Z]{2,}[\w-]*\d[\w-]*|[A-Za-z]+-\d[\w-]*|\w*\d\w*[A-Za-z]\w*\d\w*)"
+    r"(?<![\w-])(?:(?<!\S)--?[a-z][\w-]+|[A-Za-z]+_[\w]+|[a-z]+[A-Z]\w*|[A-Z]{2,}[\w-]*\d[\w-]*|[A-Za-z]+-\d[\w-]*|\w*\d\w*[A-Za-z]\w*\d\w*)"
 )
 _WIKILINK = re.compile(r"\[\[([^\]\n]{1,200})\]\]")
 _RELATIONSHIP_WORDS = re.compile(

@@ -17,6 +17,7 @@ from akm.direct_read import (
     direct_read,
     direct_read_all,
     extract_passage,
+    store_rejection_log,
 )
 
 AT = "2026-11-29T01:00:00.000Z"
@@ -169,3 +170,21 @@ def test_jsonl_corpus_reader_rereads_a_row_by_id(tmp_path: Path):
 
     assert result.text == "Twelve\n\nThe twelfth abstract."
     assert result.checksum == sha256_text("Twelve\n\nThe twelfth abstract.")
+
+
+def test_stale_and_rejected_reads_reach_the_store_log(source_root, candidate_for, sqlite_store):
+    fresh = candidate_for()
+    missing = candidate_for(
+        locator=Locator(type="line-range", value="docs/guide.md:1-1", start_line=1, end_line=1)
+    )
+    (source_root / "docs" / "guide.md").write_text("changed\n", encoding="utf-8")
+    log = store_rejection_log(sqlite_store, query="make install", result_set_id="rs:dr", packet_id="pk:dr")
+
+    outcomes = direct_read_all([fresh, missing], FileSourceReader(source_root), log_rejection=log, at=AT)
+
+    assert [outcome.status for outcome in outcomes] == ["stale", "stale"]
+    logged = sqlite_store.list_rejections(stage="direct-read")
+    assert sorted((record.reason, record.evidence_id) for record in logged) == sorted(
+        [("stale", fresh.evidence_id), ("stale", missing.evidence_id)]
+    )
+    assert {record.result_set_id for record in logged} == {"rs:dr"}

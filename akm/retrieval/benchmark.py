@@ -1,0 +1,357 @@
+"""Retrieval benchmark over a BEIR-style corpus: each lane alone and both fusion methods.
+
+The corpus is indexed into a throwaway store (one chunk per document: title and text, the
+same text the JSONL direct reader re-reads). Embeddings are cached on disk by the sha256 of
+the embedded text, so a re-run embeds only what changed. Rankings are scored at document
+level: a document sits at the position of its best chunk.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from akm.contract.ids import sha256_text
+from akm.direct_read import corpus_document_text
+from akm.embedding import Embedder
+from akm.fusion import FusionSettings, fuse
+from akm.manifest import Manifest, SourceRef
+from akm.retrieval.evaluation import collapse_to_documents, mrr_at_k, ndcg_at_k, percentile, recall_at_k
+from akm.retrieval.lanes import ALL_LANES
+from akm.retrieval.orchestrate import retrieve
+from akm.store import EvidenceStore, NewChunk
+
+BENCHMARK_REF_ID = "benchmark:corpus:public-jsonl"
+BENCHMARK_ROOT_ALIAS = "benchmark"
+FUSION_METHODS = ("deterministic-priority", "rrf")
+_SLUG = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class BenchmarkInputError(ValueError):
+    """A corpus, queries or qrels file that cannot be used."""
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusDocument:
+    doc_id: str
+    title: str
+    text: str
+
+    @property
+    def indexed_text(self) -> str:
+        return corpus_document_text({"title": self.title, "text": self.text})
+
+
+def _open_text(path: Path) -> Any:
+    if not path.is_file():
+        raise BenchmarkInputError(f"{path} does not exist")
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8")
+    return path.open("r", encoding="utf-8")
+
+
+def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    with _open_text(path) as stream:
+        for number, line in enumerate(stream, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise BenchmarkInputError(f"{path}:{number}: not JSON: {error.msg}") from error
+            if not isinstance(record, dict) or "_id" not in record:
+                raise BenchmarkInputError(f"{path}:{number}: expected an object with an _id")
+            yield record
+
+
+def load_corpus(path: Path) -> list[CorpusDocument]:
+    return [
+        CorpusDocument(str(record["_id"]), str(record.get("title") or ""), str(record.get("text") or ""))
+        for record in _jsonl(path)
+    ]
+
+
+def load_queries(path: Path) -> dict[str, str]:
+    return {str(record["_id"]): str(record.get("text") or "") for record in _jsonl(path)}
+
+
+def load_qrels(path: Path) -> dict[str, dict[str, int]]:
+    """``query-id → corpus-id → grade`` from a BEIR qrels TSV (header line optional)."""
+    judgments: dict[str, dict[str, int]] = {}
+    with _open_text(path) as stream:
+        for number, line in enumerate(stream, start=1):
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) != 3 or (number == 1 and not parts[2].lstrip("-").isdigit()):
+                if number == 1:
+                    continue
+                raise BenchmarkInputError(f"{path}:{number}: expected query-id, corpus-id, score")
+            judgments.setdefault(parts[0], {})[parts[1]] = int(parts[2])
+    return judgments
+
+
+class EmbeddingCache:
+    """Vectors keyed by the sha256 of the embedded text, one folder per model."""
+
+    def __init__(self, directory: Path, model_id: str) -> None:
+        self.directory = directory / _SLUG.sub("_", model_id)
+        self._vectors: dict[str, NDArray[np.float32]] = {}
+        self._dirty = False
+        keys_file = self.directory / "keys.json"
+        vectors_file = self.directory / "vectors.npy"
+        if keys_file.is_file() and vectors_file.is_file():
+            keys = json.loads(keys_file.read_text(encoding="utf-8"))
+            matrix = np.load(vectors_file)
+            if len(keys) == matrix.shape[0]:
+                self._vectors = {key: matrix[index] for index, key in enumerate(keys)}
+
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+    def get(self, key: str) -> NDArray[np.float32] | None:
+        return self._vectors.get(key)
+
+    def put(self, key: str, vector: NDArray[np.float32]) -> None:
+        self._vectors[key] = np.asarray(vector, dtype=np.float32)
+        self._dirty = True
+
+    def save(self) -> None:
+        if not self._dirty:
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        keys = list(self._vectors)
+        matrix = np.stack([self._vectors[key] for key in keys]) if keys else np.zeros((0, 384), np.float32)
+        # Written beside and renamed, so an interrupted save never leaves a torn cache.
+        np.save(self.directory / "vectors.tmp.npy", matrix)
+        (self.directory / "keys.tmp.json").write_text(json.dumps(keys), encoding="utf-8")
+        (self.directory / "vectors.tmp.npy").replace(self.directory / "vectors.npy")
+        (self.directory / "keys.tmp.json").replace(self.directory / "keys.json")
+        self._dirty = False
+
+
+@dataclass(frozen=True, slots=True)
+class IngestReport:
+    documents: int
+    chunks: int
+    embedded: int
+    cache_hits: int
+    embed_seconds: float
+    total_seconds: float
+
+    def to_json(self) -> dict[str, float | int | None]:
+        return {
+            "documents": self.documents,
+            "chunks": self.chunks,
+            "embedded": self.embedded,
+            "cacheHits": self.cache_hits,
+            "embedSeconds": round(self.embed_seconds, 3),
+            "totalSeconds": round(self.total_seconds, 3),
+            "documentsPerSecond": round(self.documents / self.total_seconds, 1)
+            if self.total_seconds
+            else None,
+        }
+
+
+def benchmark_source_id(corpus_name: str, doc_id: str) -> str:
+    return f"akm:{_SLUG.sub('_', corpus_name)}:{doc_id}"
+
+
+def ingest_corpus(
+    store: EvidenceStore,
+    documents: Sequence[CorpusDocument],
+    embedder: Embedder | None,
+    cache: EmbeddingCache | None,
+    *,
+    corpus_name: str,
+    batch_size: int = 64,
+) -> IngestReport:
+    """Index one chunk per document (locator ``row`` = document ID) with cached embeddings."""
+    started = time.perf_counter()
+    texts = [document.indexed_text for document in documents]
+    keys = [sha256_text(text) for text in texts]
+    vectors: dict[str, NDArray[np.float32]] = {}
+    missing: list[int] = []
+    for index, key in enumerate(keys):
+        cached = cache.get(key) if cache is not None else None
+        if cached is not None:
+            vectors[key] = cached
+        elif key not in vectors:
+            missing.append(index)
+    embed_started = time.perf_counter()
+    if embedder is not None:
+        for start in range(0, len(missing), batch_size):
+            batch = missing[start : start + batch_size]
+            for index, vector in zip(batch, embedder.embed([texts[index] for index in batch]), strict=True):
+                vectors[keys[index]] = vector
+                if cache is not None:
+                    cache.put(keys[index], vector)
+        if cache is not None:
+            cache.save()
+    embed_seconds = time.perf_counter() - embed_started
+    with store.transaction() as transaction:
+        for document, text, key in zip(documents, texts, keys, strict=True):
+            source_id = benchmark_source_id(corpus_name, document.doc_id)
+            transaction.upsert_source(
+                source_id=source_id,
+                root_alias=BENCHMARK_ROOT_ALIAS,
+                path=f"{_SLUG.sub('_', corpus_name)}/{document.doc_id}",
+                canonical_uri=f"source:{corpus_name}#{document.doc_id}",
+                source_type="paper",
+                classification="public",
+                source_ref_id=BENCHMARK_REF_ID,
+                title=document.title or None,
+                external_id=document.doc_id,
+            )
+            transaction.add_source_version(
+                source_id=source_id,
+                revision=f"sha256:{key[:16]}",
+                sha256=key,
+                path=f"{_SLUG.sub('_', corpus_name)}/{document.doc_id}",
+                byte_size=len(text.encode("utf-8")),
+                chunks=[
+                    NewChunk(
+                        ordinal=0,
+                        locator_type="row",
+                        locator_value=document.doc_id,
+                        text=text,
+                        excerpt_sha256=key,
+                        embedding=vectors.get(key),
+                    )
+                ],
+            )
+    return IngestReport(
+        documents=len(documents),
+        chunks=len(documents),
+        embedded=len(missing) if embedder is not None else 0,
+        cache_hits=len(documents) - len(missing),
+        embed_seconds=embed_seconds,
+        total_seconds=time.perf_counter() - started,
+    )
+
+
+def benchmark_manifest(base: Manifest) -> Manifest:
+    """The project manifest with one public source ref over the benchmark corpus, all lanes on."""
+    ref = SourceRef.model_validate(
+        {
+            "sourceId": BENCHMARK_REF_ID,
+            "rootAlias": BENCHMARK_ROOT_ALIAS,
+            "rootPath": ".",
+            "classification": "public",
+            "include": ["**"],
+            "retrievalLanes": [*ALL_LANES, "direct-read"],
+            "authorityPolicy": "primary-literature",
+            "freshnessPolicy": "corpus-file-checksum",
+        }
+    )
+    return base.model_copy(update={"source_refs": (ref,), "manifest_id": f"{base.manifest_id}-benchmark"})
+
+
+@dataclass(slots=True)
+class _Scores:
+    ndcg: list[float] = field(default_factory=list)
+    recall: list[float] = field(default_factory=list)
+    mrr: list[float] = field(default_factory=list)
+    latency_ms: list[float] = field(default_factory=list)
+
+    def add(self, ranking: Sequence[str], judgments: Mapping[str, int], latency_ms: float) -> None:
+        self.ndcg.append(ndcg_at_k(ranking, judgments, 10))
+        self.recall.append(recall_at_k(ranking, judgments, 100))
+        self.mrr.append(mrr_at_k(ranking, judgments, 10))
+        self.latency_ms.append(latency_ms)
+
+    def metrics(self) -> dict[str, float | int]:
+        count = len(self.ndcg)
+        return {
+            "queries": count,
+            "ndcg@10": round(sum(self.ndcg) / count, 4) if count else 0.0,
+            "recall@100": round(sum(self.recall) / count, 4) if count else 0.0,
+            "mrr@10": round(sum(self.mrr) / count, 4) if count else 0.0,
+        }
+
+    def latency(self) -> dict[str, float]:
+        if not self.latency_ms:
+            return {"p50": 0.0, "p95": 0.0}
+        return {
+            "p50": round(percentile(self.latency_ms, 0.5), 2),
+            "p95": round(percentile(self.latency_ms, 0.95), 2),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class BenchmarkSettings:
+    depth: int = 100
+    per_source_cap: int = 1
+    rrf_k: int = 60
+    lanes: tuple[str, ...] = ALL_LANES
+    fused_lanes: tuple[str, ...] = ("exact", "qmd-lexical", "qmd-semantic", "graphify-relationship")
+
+
+def run_queries(
+    store: EvidenceStore,
+    manifest: Manifest,
+    embedder: Embedder | None,
+    queries: Mapping[str, str],
+    qrels: Mapping[str, Mapping[str, int]],
+    settings: BenchmarkSettings,
+) -> dict[str, Any]:
+    """Score every judged query on each lane alone and on each fusion method."""
+    lanes = {lane: _Scores() for lane in settings.lanes}
+    fused = {method: _Scores() for method in FUSION_METHODS}
+    retrieval_ms: list[float] = []
+    lane_status: dict[str, dict[str, int]] = {lane: {} for lane in settings.lanes}
+    for query_id, judgments in qrels.items():
+        query = queries.get(query_id)
+        if not query:
+            continue
+        started = time.perf_counter()
+        result = retrieve(
+            query, store, manifest, embedder, lanes=settings.lanes, limit=settings.depth, record=False
+        )
+        retrieve_ms = (time.perf_counter() - started) * 1000.0
+        retrieval_ms.append(retrieve_ms)
+        for lane_result in result.lane_results:
+            ranking = collapse_to_documents([_doc_id(row.source.source_id) for row in lane_result.candidates])
+            lanes[lane_result.lane_run.lane].add(ranking, judgments, lane_result.lane_run.latency_ms or 0.0)
+        for run in result.lane_runs:
+            counts = lane_status[run.lane]
+            counts[run.status] = counts.get(run.status, 0) + 1
+        candidates = [row for row in result.candidates if row.retrieval.lane in settings.fused_lanes]
+        for method in FUSION_METHODS:
+            fuse_started = time.perf_counter()
+            fusion = fuse(
+                candidates,
+                FusionSettings(
+                    method=method,  # type: ignore[arg-type]
+                    rrf_k=settings.rrf_k,
+                    per_source_cap=settings.per_source_cap,
+                    max_rows=settings.depth,
+                    unique_sources_when_available=0,
+                    authority_order=tuple(manifest.ranking_policy.authority_order),
+                ),
+            )
+            fuse_ms = (time.perf_counter() - fuse_started) * 1000.0
+            ranking = collapse_to_documents([_doc_id(row.source.source_id) for row in fusion.winners])
+            fused[method].add(ranking, judgments, retrieve_ms + fuse_ms)
+    return {
+        "lanes": {
+            lane: {**scores.metrics(), "laneRuns": lane_status[lane]} for lane, scores in lanes.items()
+        },
+        "fused": {method: scores.metrics() for method, scores in fused.items()},
+        "latency_ms": {
+            "lanes": {lane: scores.latency() for lane, scores in lanes.items()},
+            "retrieve": _Scores(latency_ms=retrieval_ms).latency(),
+            "fused": {method: scores.latency() for method, scores in fused.items()},
+        },
+    }
+
+
+def _doc_id(source_id: str) -> str:
+    return source_id.rsplit(":", 1)[-1]
