@@ -1,0 +1,39 @@
+"""examples/ holds exactly what the example builders produce, and every file is valid."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from akm.contract.schema import upstream_schema
+from akm.contract.validation import read_documents, validate_file
+
+from .conftest import UPSTREAM_SCHEMA_PATH as REFERENCE_SCHEMA_PATH
+from .example_documents import EXAMPLES_DIR, example_files
+
+EXAMPLE_NAMES = sorted(example_files())
+
+
+@pytest.mark.parametrize("name", EXAMPLE_NAMES, ids=EXAMPLE_NAMES)
+def test_example_file_is_current(name: str) -> None:
+    assert (EXAMPLES_DIR / name).read_text(encoding="utf-8") == example_files()[name]
+
+
+@pytest.mark.parametrize("name", EXAMPLE_NAMES, ids=EXAMPLE_NAMES)
+def test_example_file_is_valid_against_both_schemas_and_rules(name: str) -> None:
+    report = validate_file(EXAMPLES_DIR / name, check_upstream=True)
+    assert (report.error, report.findings) == (None, [])
+    assert report.documents == (3 if name.endswith(".jsonl") else 1)
+
+
+@pytest.mark.skipif(not REFERENCE_SCHEMA_PATH.exists(), reason="../shared/reference/akm is not present")
+@pytest.mark.parametrize("name", EXAMPLE_NAMES, ids=EXAMPLE_NAMES)
+def test_example_file_is_valid_against_the_reference_schema_file(name: str) -> None:
+    reference = upstream_schema(REFERENCE_SCHEMA_PATH)
+    for document in read_documents(EXAMPLES_DIR / name):
+        assert reference.validate(document.content) == []
+
+
+def test_examples_directory_holds_only_the_built_examples() -> None:
+    assert sorted(path.name for path in Path(EXAMPLES_DIR).iterdir()) == EXAMPLE_NAMES
