@@ -195,7 +195,7 @@ def _jsonl_documents(path: Path, text: str) -> Iterator[SourceDocument]:
         except ValueError as error:
             raise UnreadableDocument(f"{path}:{number}: malformed JSON line: {error}") from error
         count += 1
-        yield SourceDocument(content, f"/{number - 1}", number)
+        yield SourceDocument(content, "", number)
     if count == 0:
         raise UnreadableDocument(f"{path}: empty file")
 
@@ -219,7 +219,7 @@ def validate_file(
         report.error = str(error)
         return report
     for document in documents:
-        report.documents += 1
+        report.documents += len(document.content) if isinstance(document.content, list) else 1
         report.findings.extend(
             validate_document(
                 document.content,
