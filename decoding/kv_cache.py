@@ -1,0 +1,73 @@
+"""A model with its KV cache: forward new tokens, and roll the cache back to any shorter prefix.
+
+Rollback is `DynamicCache.crop`, which in transformers 5.x takes a negative count of tokens to drop.
+"""
+
+from __future__ import annotations
+
+import torch
+from transformers import DynamicCache, PreTrainedModel
+
+
+class CachedModel:
+    """Runs a causal LM incrementally; `tokens` always mirrors exactly what the cache holds."""
+
+    def __init__(self, model: PreTrainedModel) -> None:
+        self.model = model
+        self.device = next(model.parameters()).device
+        self.tokens: list[int] = []
+        self.cache = DynamicCache(config=model.config)
+
+    @property
+    def length(self) -> int:
+        return len(self.tokens)
+
+    def reset(self) -> None:
+        self.tokens = []
+        self.cache = DynamicCache(config=self.model.config)
+
+    def crop(self, length: int) -> None:
+        """Forget every cached position at or after `length`."""
+        if length < 0 or length > self.length:
+            raise ValueError(f"cannot crop a cache of {self.length} tokens to {length}")
+        drop = self.length - length
+        if drop:
+            self.cache.crop(-drop)
+            del self.tokens[length:]
+
+    @torch.inference_mode()
+    def forward(self, tokens: list[int], logits_to_keep: int = 0) -> torch.Tensor:
+        """Append `tokens` to the cache; logits (rows = positions) for the last `logits_to_keep` (0 = all).
+
+        Computing the LM head only for the rows that will be read saves most of a prefill's head cost.
+        """
+        if not tokens:
+            raise ValueError("forward needs at least one token")
+        input_ids = torch.tensor([tokens], dtype=torch.long, device=self.device)
+        output = self.model(
+            input_ids=input_ids, cache=self.cache, use_cache=True, logits_to_keep=logits_to_keep
+        )
+        self.tokens.extend(tokens)
+        logits: torch.Tensor = output.logits[0]
+        return logits
+
+    def common_prefix(self, context: list[int]) -> int:
+        """How many leading tokens of `context` the cache already holds."""
+        limit = min(len(context), self.length)
+        if self.tokens[:limit] == context[:limit]:
+            return limit
+        for index in range(limit):
+            if self.tokens[index] != context[index]:
+                return index
+        return limit
+
+    def sync(self, context: list[int]) -> torch.Tensor:
+        """Make the cache hold exactly `context` and return the logits after its last token.
+
+        Reuses the longest cached prefix; at least the last token is recomputed to get its logits.
+        """
+        if not context:
+            raise ValueError("cannot sync to an empty context")
+        keep = min(self.common_prefix(context), len(context) - 1)
+        self.crop(keep)
+        return self.forward(context[keep:], logits_to_keep=1)[-1]

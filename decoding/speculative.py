@@ -1,0 +1,317 @@
+"""The decode loop: prefill, then draft -> verify -> accept -> roll back, until a stop condition.
+
+Invariant: the target's KV cache holds every committed token except the last one (the pending
+token). Each step forwards [pending, d1..dk] in one call, which scores all k drafts and yields the
+token after them, then crops the cache to the accepted prefix. With no drafts the same step is a
+plain decode step, so `plain_generate` is this loop with a drafter that proposes nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from decoding.draft_length import (
+    AcceptanceTracker,
+    VerifyCostCurve,
+    best_draft_length,
+    load_or_measure_verify_cost,
+)
+from decoding.drafters import Drafter, DraftProposal, NoDrafter, as_token_list
+from decoding.kv_cache import CachedModel
+from decoding.models import context_window
+from decoding.stats import DecodeStats, peak_rss_bytes
+from decoding.stopping import FinishReason, Transcript
+from decoding.verify import (
+    Acceptance,
+    SamplingParams,
+    accept_greedy,
+    accept_speculative,
+    choose_token,
+    sampling_probs,
+)
+
+
+class PromptError(ValueError):
+    """The prompt cannot be decoded from (empty, or longer than the model's context window)."""
+
+
+class EmptyPromptError(PromptError):
+    pass
+
+
+class PromptTooLongError(PromptError):
+    pass
+
+
+@dataclass(frozen=True)
+class DecodeConfig:
+    """`draft_length` None = adaptive (cost- and acceptance-driven, at most `max_draft`); an int = fixed k."""
+
+    max_draft: int = 16
+    draft_length: int | None = None
+    cost_curve: VerifyCostCurve | None = None
+    cost_cache_dir: Path | None = None
+    eos_token_ids: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class DecodeResult:
+    token_ids: list[int]
+    text: str
+    stats: DecodeStats
+    finish_reason: FinishReason
+
+
+@dataclass
+class _Run:
+    transcript: Transcript
+    stats: DecodeStats
+    started: float
+    result: DecodeResult | None = None
+    steps: int = field(default=0)
+
+
+def _eos_ids(tokenizer: PreTrainedTokenizerBase, model: PreTrainedModel) -> tuple[int, ...]:
+    ids: set[int] = set()
+    for value in (tokenizer.eos_token_id, getattr(model.generation_config, "eos_token_id", None)):
+        if isinstance(value, int):
+            ids.add(value)
+        elif isinstance(value, list):
+            ids.update(int(item) for item in value)
+    return tuple(sorted(ids))
+
+
+class DecodeStream:
+    """Iterates over text increments as they are committed; `.result` once exhausted."""
+
+    def __init__(self, run: _Run, steps: Iterator[None]) -> None:
+        self._run = run
+        self._steps = steps
+        self._emitted = ""
+
+    def __iter__(self) -> Iterator[str]:
+        for _ in self._steps:
+            stable = self._run.transcript.stable_text()
+            if len(stable) > len(self._emitted) and stable.startswith(self._emitted):
+                delta, self._emitted = stable[len(self._emitted) :], stable
+                yield delta
+
+    @property
+    def result(self) -> DecodeResult:
+        if self._run.result is None:
+            raise RuntimeError("the stream has not been consumed to the end yet")
+        return self._run.result
+
+
+class SpeculativeDecoder:
+    """Exact speculative decoding of one target model with one drafter."""
+
+    def __init__(
+        self,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        drafter: Drafter | None = None,
+        config: DecodeConfig | None = None,
+    ) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.drafter: Drafter = drafter if drafter is not None else NoDrafter()
+        self.config = config or DecodeConfig()
+        self.target = CachedModel(model)
+        # Acceptance statistics outlive one request: they describe this target and drafter pair.
+        self.tracker = AcceptanceTracker()
+        self._cost = self.config.cost_curve
+        self.eos_token_ids = (
+            self.config.eos_token_ids if self.config.eos_token_ids is not None else _eos_ids(tokenizer, model)
+        )
+        self.context_window = context_window(model)
+
+    @property
+    def cost_curve(self) -> VerifyCostCurve:
+        if self._cost is None:
+            self._cost = load_or_measure_verify_cost(
+                self.model, self.config.max_draft, self.config.cost_cache_dir
+            )
+        return self._cost
+
+    def generate(
+        self,
+        prompt_ids: Sequence[int] | torch.Tensor,
+        max_new_tokens: int = 128,
+        *,
+        temperature: float = 0.0,
+        top_k: int = 0,
+        top_p: float = 1.0,
+        seed: int | None = None,
+        stop_strings: Iterable[str] = (),
+    ) -> DecodeResult:
+        stream = self.stream(
+            prompt_ids,
+            max_new_tokens,
+            temperature=temperature,
+            top_k=top_k,
+            top_p=top_p,
+            seed=seed,
+            stop_strings=stop_strings,
+        )
+        for _ in stream._steps:
+            pass
+        return stream.result
+
+    def stream(
+        self,
+        prompt_ids: Sequence[int] | torch.Tensor,
+        max_new_tokens: int = 128,
+        *,
+        temperature: float = 0.0,
+        top_k: int = 0,
+        top_p: float = 1.0,
+        seed: int | None = None,
+        stop_strings: Iterable[str] = (),
+    ) -> DecodeStream:
+        prompt = as_token_list(prompt_ids)
+        if not prompt:
+            raise EmptyPromptError("the prompt is empty: at least one token is needed to decode from")
+        if len(prompt) >= self.context_window:
+            raise PromptTooLongError(
+                f"the prompt has {len(prompt)} tokens; the model's context window is {self.context_window}"
+            )
+        if max_new_tokens < 0:
+            raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
+        sampling = SamplingParams(temperature=temperature, top_k=top_k, top_p=top_p)
+        generator = torch.Generator().manual_seed(seed if seed is not None else int(torch.seed() % 2**63))
+        if self.config.draft_length is None and not isinstance(self.drafter, NoDrafter):
+            _ = self.cost_curve  # measured before the clock starts, once per decoder
+        run = _Run(
+            transcript=Transcript(
+                self.tokenizer,
+                max_new_tokens=max_new_tokens,
+                eos_token_ids=self.eos_token_ids,
+                stop_strings=stop_strings,
+            ),
+            stats=DecodeStats(prompt_tokens=len(prompt)),
+            started=time.perf_counter(),
+        )
+        return DecodeStream(run, self._decode(run, prompt, sampling, generator))
+
+    def _decode(
+        self, run: _Run, prompt: list[int], sampling: SamplingParams, generator: torch.Generator
+    ) -> Iterator[None]:
+        transcript, stats = run.transcript, run.stats
+        self.drafter.reset()
+        self.target.reset()
+        if transcript.max_new_tokens > 0:
+            logits = self.target.forward(prompt, logits_to_keep=1)[-1].cpu()
+            stats.target_calls += 1
+            first = choose_token(logits, sampling, generator)
+            stats.prefill_s = stats.ttft_s = time.perf_counter() - run.started
+            self._commit(run, [first])
+            yield None
+            while not transcript.finished:
+                self._step(run, prompt, sampling, generator)
+                yield None
+        else:
+            transcript.finish(FinishReason.LENGTH)
+        stats.new_tokens = len(transcript.tokens)
+        stats.wall_s = time.perf_counter() - run.started
+        stats.peak_rss_bytes = peak_rss_bytes()
+        run.result = DecodeResult(
+            token_ids=list(transcript.tokens),
+            text=transcript.text,
+            stats=stats,
+            finish_reason=transcript.finish_reason or FinishReason.LENGTH,
+        )
+
+    def _commit(self, run: _Run, tokens: list[int]) -> int:
+        kept = run.transcript.commit(tokens)
+        now = time.perf_counter() - run.started
+        run.stats.token_times_s.extend([now] * kept)
+        return kept
+
+    def _draft(
+        self, context: list[int], budget: int, sampling: SamplingParams, generator: torch.Generator
+    ) -> DraftProposal:
+        """Ask the drafter, then keep only as many drafts as pay for their verification."""
+        fixed = self.config.draft_length
+        limit = min(budget, fixed if fixed is not None else self.config.max_draft)
+        if limit <= 0:
+            return DraftProposal(tokens=[])
+        proposal = self.drafter.propose(context, limit, sampling, generator)
+        proposal = proposal.truncated(limit)
+        if fixed is None and proposal.tokens:
+            acceptance = self.tracker.estimates(proposal.source, proposal.match_length, len(proposal.tokens))
+            proposal = proposal.truncated(best_draft_length(acceptance, self.cost_curve))
+        return proposal
+
+    def _step(
+        self, run: _Run, prompt: list[int], sampling: SamplingParams, generator: torch.Generator
+    ) -> None:
+        transcript, stats = run.transcript, run.stats
+        context = prompt + transcript.tokens
+        pending = context[-1]
+        cached = len(context) - 1
+        remaining_tokens = transcript.max_new_tokens - len(transcript.tokens)
+        room = self.context_window - len(context)
+        if room <= 0:
+            transcript.finish(FinishReason.CONTEXT_WINDOW)
+            return
+        # A step commits up to k+1 tokens; drafting past the budget or the window is wasted work.
+        budget = min(remaining_tokens, room) - 1
+
+        started = time.perf_counter()
+        proposal = self._draft(context, budget, sampling, generator)
+        drafted = time.perf_counter()
+        stats.draft_s += drafted - started
+
+        k = len(proposal.tokens)
+        logits = self.target.forward([pending, *proposal.tokens]).cpu()
+        stats.target_calls += 1
+        acceptance = self._verify(proposal, logits, sampling, generator)
+        self.target.crop(cached + 1 + acceptance.accepted)
+        stats.verify_s += time.perf_counter() - drafted
+
+        stats.record_step(k, acceptance.accepted, proposal.source)
+        if k:
+            self.tracker.record(proposal.source, proposal.match_length, k, acceptance.accepted)
+        self.drafter.observe(acceptance.accepted, k)
+        self._commit(run, acceptance.committed(proposal.tokens))
+
+    @staticmethod
+    def _verify(
+        proposal: DraftProposal, logits: torch.Tensor, sampling: SamplingParams, generator: torch.Generator
+    ) -> Acceptance:
+        drafts = torch.tensor(proposal.tokens, dtype=torch.long)
+        if sampling.greedy:
+            return accept_greedy(drafts, logits)
+        draft_probs = None if proposal.probs is None else proposal.probs.cpu()
+        return accept_speculative(drafts, draft_probs, sampling_probs(logits, sampling), generator)
+
+
+def plain_generate(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    prompt_ids: Sequence[int] | torch.Tensor,
+    max_new_tokens: int = 128,
+    *,
+    temperature: float = 0.0,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    seed: int | None = None,
+    stop_strings: Iterable[str] = (),
+) -> DecodeResult:
+    """The baseline: one target forward per token, with a KV cache; same stats as speculative runs."""
+    return SpeculativeDecoder(model, tokenizer, NoDrafter()).generate(
+        prompt_ids,
+        max_new_tokens,
+        temperature=temperature,
+        top_k=top_k,
+        top_p=top_p,
+        seed=seed,
+        stop_strings=stop_strings,
+    )

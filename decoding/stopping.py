@@ -1,0 +1,96 @@
+"""The committed output: stop conditions applied token by token, and text that is safe to stream.
+
+A verify step commits a block of tokens at once; `Transcript.commit` walks the block one token at
+a time so nothing after an EOS, a completed stop string or the token budget is ever kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import StrEnum
+
+from transformers import PreTrainedTokenizerBase
+
+
+class FinishReason(StrEnum):
+    EOS = "eos"
+    STOP_STRING = "stop"
+    LENGTH = "length"
+    CONTEXT_WINDOW = "context_window"
+
+
+class Transcript:
+    """Generated token ids, the reason generation ended, and the text decoded from them."""
+
+    def __init__(
+        self,
+        tokenizer: PreTrainedTokenizerBase,
+        *,
+        max_new_tokens: int,
+        eos_token_ids: Iterable[int] = (),
+        stop_strings: Iterable[str] = (),
+    ) -> None:
+        self.tokenizer = tokenizer
+        self.max_new_tokens = max_new_tokens
+        self.eos_token_ids = frozenset(eos_token_ids)
+        self.stop_strings = tuple(stop for stop in stop_strings if stop)
+        self.tokens: list[int] = []
+        self.finish_reason: FinishReason | None = None
+        self._stop_index: int | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.finish_reason is not None
+
+    def decode(self) -> str:
+        return str(self.tokenizer.decode(self.tokens, skip_special_tokens=True))
+
+    def finish(self, reason: FinishReason) -> None:
+        if self.finish_reason is None:
+            self.finish_reason = reason
+
+    def commit(self, tokens: list[int]) -> int:
+        """Append tokens until a stop condition fires; returns how many were kept."""
+        kept = 0
+        for token in tokens:
+            if self.finished:
+                break
+            if token in self.eos_token_ids:
+                self.finish(FinishReason.EOS)
+                break
+            self.tokens.append(token)
+            kept += 1
+            if self.stop_strings:
+                self._check_stop_strings()
+            if len(self.tokens) >= self.max_new_tokens:
+                self.finish(FinishReason.LENGTH)
+        return kept
+
+    def _check_stop_strings(self) -> None:
+        text = self.decode()
+        found = [index for index in (text.find(stop) for stop in self.stop_strings) if index >= 0]
+        if found:
+            self._stop_index = min(found)
+            self.finish_reason = FinishReason.STOP_STRING
+
+    @property
+    def text(self) -> str:
+        """The output text, cut before a stop string that ended generation."""
+        text = self.decode()
+        if self._stop_index is not None:
+            return text[: self._stop_index]
+        return text
+
+    def stable_text(self) -> str:
+        """Text that later tokens cannot change: no dangling partial character, no possible stop prefix."""
+        text = self.text
+        if self.finished:
+            return text
+        text = text.rstrip("\ufffd")
+        held = 0
+        for stop in self.stop_strings:
+            for length in range(min(len(stop) - 1, len(text)), held, -1):
+                if text.endswith(stop[:length]):
+                    held = length
+                    break
+        return text[: len(text) - held] if held else text
