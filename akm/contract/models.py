@@ -341,10 +341,6 @@ class EvidenceRow(ContractModel):
             raise ValueError("a stale row requires freshness.state 'stale' or 'superseded'")
         return self
 
-    def to_json(self) -> dict[str, Any]:
-        # rowType and schemaVersion are required keys even though they have defaults.
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
-
     @property
     def state(self) -> VerificationStateValue:
         return self.verification.state

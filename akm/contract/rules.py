@@ -17,7 +17,9 @@ E3-checksum-mismatch    it is ``direct-read``/``claim-supported`` but ``directRe
 E3-checksum-match       ``checksumMatch`` is true but ``observedChecksum`` differs from
                         ``source.version.checksum`` (both hex digests).
 E4                      it is ``claim-supported`` and its history has no ``direct-read`` event:
-                        a claim was promoted without a recorded direct read.
+                        a claim was promoted without a recorded direct read. In a packet, also
+                        a ``supported`` claim citing a non-candidate row that is not
+                        ``claim-supported`` for that claimId (important claims: S5.4).
 history-consistent      its history is present but does not start with ``candidate`` or its
                         last event's state differs from ``verification.state``.
 history-transition      two consecutive history events form an edge outside §3.1's graph.
@@ -398,14 +400,19 @@ class _PacketContext:
                 if row is not None and self.state_of(row) == "candidate":
                     yield Violation("E2", where, f"supported claim {claim_id!r} cites candidate row {row_id}")
                 if claim.get("importance") != "important":
+                    if row is not None and self.state_of(row) != "candidate" and not _supports(row, claim_id):
+                        yield Violation(
+                            "E4",
+                            where,
+                            f"supported claim {claim_id!r} cites row {row_id}, which is not claim-supported for it "
+                            f"(row is {self.state_of(row)})",
+                        )
                     continue
                 if row is None:
                     yield Violation(
                         "S5.4-important-supported", where, f"support row {row_id} is not in evidenceRows"
                     )
-                elif self.state_of(row) != "claim-supported" or claim_id not in _strs(
-                    _obj(row.get("verification")).get("claimIds")
-                ):
+                elif not _supports(row, claim_id):
                     yield Violation(
                         "S5.4-important-supported",
                         where,
@@ -721,6 +728,12 @@ class _PacketContext:
                     self.at("metrics", name),
                     f"{name} is 0 but {why}; an unmeasured metric must be null",
                 )
+
+
+def _supports(row: Mapping[str, Any], claim_id: object) -> bool:
+    """Whether ``row`` is claim-supported for exactly ``claim_id`` (E4, §5.4)."""
+    verification = _obj(row.get("verification"))
+    return verification.get("state") == "claim-supported" and claim_id in _strs(verification.get("claimIds"))
 
 
 def _is_number(value: object) -> TypeGuard[int | float]:

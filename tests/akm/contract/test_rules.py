@@ -43,6 +43,13 @@ def e2_candidate_supports(packet: Document) -> None:
     packet["claims"][1]["supportRowIds"] = [_ids(packet)[2]]
 
 
+def supporting_claim_cites_direct_read_row(packet: Document) -> None:
+    verification = _row(packet, 1)["verification"]
+    verification["state"] = "direct-read"
+    verification.pop("claimIds")
+    verification["history"].pop()
+
+
 def e3_no_observed_checksum(packet: Document) -> None:
     del _row(packet, 0)["verification"]["directRead"]["observedChecksum"]
 
@@ -263,6 +270,7 @@ def row_history_not_from_candidate(row: Document) -> None:
 
 RULE_CASES: list[tuple[str, Callable[[], Document], Mutation, str]] = [
     ("E2", _packet, e2_candidate_supports, "E2"),
+    ("E4-supporting-claim", _packet, supporting_claim_cites_direct_read_row, "E4"),
     ("E3-observed-checksum", _packet, e3_no_observed_checksum, "E3"),
     ("E3-checksum-mismatch", _packet, e3_checksum_mismatch, "E3-checksum-mismatch"),
     ("E3-checksum-match", _packet, e3_checksum_match_false_claim, "E3-checksum-match"),
