@@ -1,0 +1,1 @@
+"""Route modules; each holds one ``router``."""
