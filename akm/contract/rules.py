@@ -30,6 +30,11 @@ excerpt-checksum        ``excerptChecksum`` is a digest that is not the SHA-256 
 locator-line-range      ``locator.endLine`` is smaller than ``locator.startLine``.
 S9-classification       it is ``in-scope``/``explicit-expansion`` but its source is ``private``,
                         ``restricted`` or ``unknown`` (§9: such sources are excluded).
+S9-absolute-path        ``canonicalUri`` (``file:``) or ``directRead.locatorRead`` is a
+                        machine-absolute or parent-escaping path (§9, E11).
+E11-secret-value        an excerpt, neighbour block, note or metadata value contains a
+                        credential in a recognisable format (private key block, cloud or
+                        forge access token); secrets are never stored (E11).
 ======================  ==================================================================
 
 Packet rules:
@@ -82,6 +87,7 @@ metrics-unmeasured-zero    a metric the packet cannot derive is 0 although the p
 from __future__ import annotations
 
 import itertools
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from datetime import datetime
@@ -100,6 +106,17 @@ _NOT_PASSING_IMPORTANT = ("unsupported", "candidate-only", "direct-read-pending"
 _PASSING_VERDICTS = ("PASS", "PASS_WITH_NOTE")
 _EXCLUDED_CLASSIFICATIONS = ("private", "restricted", "unknown")
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+# Only formats that are unambiguous: prose *about* passwords must not trip the rule.
+_SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("private key block", re.compile(r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----")),
+    ("AWS access key ID", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("GitHub token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b")),
+    ("GitHub fine-grained token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{40,}\b")),
+    ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
+    ("OpenAI-style API key", re.compile(r"\bsk-[A-Za-z0-9_-]{32,}")),
+    ("JSON Web Token", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")),
+)
+_ABSOLUTE_PATH = re.compile(r"^(?:/|[A-Za-z]:[\\/]|\\\\)")
 
 
 def _obj(value: object) -> dict[str, Any]:
@@ -142,6 +159,7 @@ def check_row(row: object, pointer: str = "") -> list[Violation]:
                 f"endLine {end} is before startLine {start}",
             )
         )
+    violations.extend(_security_rules(document, pointer))
     classification = _obj(document.get("source")).get("classification")
     if scope.get("scopeDecision") in ("in-scope", "explicit-expansion") and classification in (
         _EXCLUDED_CLASSIFICATIONS
@@ -153,6 +171,57 @@ def check_row(row: object, pointer: str = "") -> list[Violation]:
                 f"a {classification} source cannot be {scope.get('scopeDecision')}; §9 excludes it",
             )
         )
+    return violations
+
+
+def _escapes(path: str) -> bool:
+    return bool(_ABSOLUTE_PATH.match(path)) or ".." in re.split(r"[\\/]", path)
+
+
+def _security_rules(document: dict[str, Any], pointer: str) -> list[Violation]:
+    violations: list[Violation] = []
+    source = _obj(document.get("source"))
+    uri = source.get("canonicalUri")
+    if isinstance(uri, str) and uri.startswith("file:") and _escapes(uri.removeprefix("file:")):
+        violations.append(
+            Violation(
+                "S9-absolute-path",
+                _at(pointer, "source", "canonicalUri"),
+                "a file: URI must be project-relative, not machine-absolute or escaping",
+            )
+        )
+    locator_read = _obj(_obj(document.get("verification")).get("directRead")).get("locatorRead")
+    if isinstance(locator_read, str) and _escapes(locator_read):
+        violations.append(
+            Violation(
+                "S9-absolute-path",
+                _at(pointer, "verification", "directRead", "locatorRead"),
+                "locatorRead must be project-relative, not machine-absolute or escaping",
+            )
+        )
+    content = _obj(document.get("content"))
+    texts: list[tuple[str, tuple[str | int, ...]]] = [
+        (content[key], ("content", key))
+        for key in ("excerpt", "before", "after")
+        if isinstance(content.get(key), str)
+    ]
+    notes = _obj(document.get("verification")).get("notes")
+    if isinstance(notes, str):
+        texts.append((notes, ("verification", "notes")))
+    for key, value in _obj(source.get("sourceMetadata")).items():
+        if isinstance(value, str):
+            texts.append((value, ("source", "sourceMetadata", key)))
+    for text, parts in texts:
+        for name, pattern in _SECRET_PATTERNS:
+            if pattern.search(text):
+                violations.append(
+                    Violation(
+                        "E11-secret-value",
+                        _at(pointer, *parts),
+                        f"contains what looks like a {name}; secret values are never stored",
+                    )
+                )
+                break
     return violations
 
 
@@ -754,6 +823,7 @@ RULE_IDS: tuple[str, ...] = (
     "E7-lane-ranks",
     "E8-cap",
     "E9-expansion-winner",
+    "E11-secret-value",
     "S3.2-pass",
     "S3.2-pass-caveat",
     "S4.3-scope-winner",
@@ -761,6 +831,7 @@ RULE_IDS: tuple[str, ...] = (
     "S5.6-completion-read",
     "S5.6-required-open",
     "S5.6-required-skipped",
+    "S9-absolute-path",
     "S9-classification",
     "S9-denied-leak",
     "claim-ref-exists",

@@ -264,6 +264,15 @@ def row_private_in_scope(row: Document) -> None:
     row["source"]["classification"] = "private"
 
 
+def row_absolute_uri(row: Document) -> None:
+    row["source"]["canonicalUri"] = "file:///home/someone/akm/99-system/SECURITY.md"
+
+
+def row_excerpt_holds_private_key(row: Document) -> None:
+    # Assembled so that the test file itself holds no key-block marker.
+    row["content"]["before"] = "-----BEGIN " + "OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA"
+
+
 def row_history_not_from_candidate(row: Document) -> None:
     row["verification"]["history"][0]["state"] = "direct-read"
 
@@ -315,6 +324,13 @@ RULE_CASES: list[tuple[str, Callable[[], Document], Mutation, str]] = [
         lambda: candidate_row().to_json(),
         row_history_not_from_candidate,
         "history-consistent",
+    ),
+    ("S9-absolute-path", lambda: candidate_row().to_json(), row_absolute_uri, "S9-absolute-path"),
+    (
+        "E11-secret-value",
+        lambda: candidate_row().to_json(),
+        row_excerpt_holds_private_key,
+        "E11-secret-value",
     ),
 ]
 
@@ -373,6 +389,21 @@ def test_rule_checker_never_raises_on_garbage() -> None:
     for garbage in (None, [], "text", 3, {"evidenceRows": "x", "claims": [1, None], "fusion": []}):
         assert check_packet(garbage) == []
         assert check_row(garbage) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "API keys, tokens, passwords ... never, in any layer.",
+        "Set password: <your password> in the vault, never here.",
+        "The token format is ghp_ followed by 36 characters.",
+    ],
+    ids=["policy-prose", "placeholder", "format-description"],
+)
+def test_prose_about_secrets_is_not_a_secret(text: str) -> None:
+    row = candidate_row().to_json()
+    row["content"]["before"] = text
+    assert "E11-secret-value" not in _rule_ids(row)
 
 
 def test_excerpt_checksum_is_case_insensitive() -> None:
