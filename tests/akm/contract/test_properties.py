@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from akm.contract.builders import build_candidate_row
 from akm.contract.ids import sha256_text
-from akm.contract.models import Authority, DirectRead, EvidenceRow, Freshness, Locator
+from akm.contract.models import Authority, ChecksumAlgorithm, DirectRead, EvidenceRow, Freshness, Locator
 from akm.contract.rules import check_row
 from akm.contract.schema import project_schema
 from akm.contract.states import ALLOWED_TRANSITIONS, VerificationState, transition
@@ -28,7 +28,7 @@ HEX64 = st.from_regex(r"[0-9a-f]{64}", fullmatch=True)
 @st.composite
 def candidate_rows(draw: st.DrawFn) -> EvidenceRow:
     path = draw(RELATIVE_PATH)
-    algorithm = draw(st.sampled_from(["sha256", "source-native", "none"]))
+    algorithm: ChecksumAlgorithm = draw(st.sampled_from(["sha256", "source-native", "none"]))
     checksum = {
         "sha256": draw(HEX64),
         "source-native": draw(st.sampled_from(["unavailable", "f" * 64])),

@@ -20,7 +20,8 @@ UNKNOWN_ROW = "ev:sha256:" + "0" * 64
 
 
 def _packet() -> Document:
-    return pass_packet().to_json()
+    document: Document = pass_packet().to_json()
+    return document
 
 
 def _row(packet: Document, index: int) -> Document:
@@ -386,7 +387,14 @@ def test_hold_packet_may_keep_open_requirements() -> None:
 
 
 def test_rule_checker_never_raises_on_garbage() -> None:
-    for garbage in (None, [], "text", 3, {"evidenceRows": "x", "claims": [1, None], "fusion": []}):
+    garbage_values: list[object] = [
+        None,
+        [],
+        "text",
+        3,
+        {"evidenceRows": "x", "claims": [1, None], "fusion": []},
+    ]
+    for garbage in garbage_values:
         assert check_packet(garbage) == []
         assert check_row(garbage) == []
 
@@ -416,11 +424,13 @@ def test_excerpt_checksum_is_case_insensitive() -> None:
 
 
 def _candidate() -> Document:
-    return candidate_row().to_json()
+    document: Document = candidate_row().to_json()
+    return document
 
 
 def _supported() -> Document:
-    return claim_supported_row().to_json()
+    document: Document = claim_supported_row().to_json()
+    return document
 
 
 SCHEMA_CASES: list[tuple[str, Callable[[], Document], Mutation, str, bool]] = [

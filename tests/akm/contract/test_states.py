@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import product
+from typing import Any
 
 import jsonschema
 import pytest
@@ -51,7 +53,7 @@ def supported(row: EvidenceRow) -> EvidenceRow:
 
 def row_in(state: VerificationState) -> EvidenceRow:
     candidate = make_candidate()
-    return {
+    builders: dict[VerificationState, Callable[[], EvidenceRow]] = {
         S.CANDIDATE: lambda: candidate,
         S.DIRECT_READ: lambda: read(candidate),
         S.CLAIM_SUPPORTED: lambda: supported(candidate),
@@ -60,11 +62,12 @@ def row_in(state: VerificationState) -> EvidenceRow:
             candidate, by="w", reason="changed", expected_revision="a", observed_revision="b"
         ),
         S.REJECTED: lambda: reject(candidate, by="fusion", reasons=["duplicate"], at=T1),
-    }[state]()
+    }
+    return builders[state]()
 
 
-def evidence_for(to_state: VerificationState) -> dict[str, object]:
-    return {
+def evidence_for(to_state: VerificationState) -> dict[str, Any]:
+    evidence: dict[VerificationState, dict[str, Any]] = {
         S.DIRECT_READ: {
             "direct_read": DirectRead(
                 performed=True,
@@ -83,7 +86,8 @@ def evidence_for(to_state: VerificationState) -> dict[str, object]:
         S.STALE: {},
         S.REJECTED: {"rejection_reasons": ["quality"]},
         S.CANDIDATE: {},
-    }[to_state]
+    }
+    return evidence[to_state]
 
 
 ALLOWED = [(a, b) for a, b in product(S, S) if b in ALLOWED_TRANSITIONS[a]]
@@ -199,7 +203,7 @@ def test_full_path_keeps_every_event(candidate: EvidenceRow) -> None:
     ids=["direct-read-without-read", "conflicted-without-id", "rejected-without-reason"],
 )
 def test_missing_transition_evidence_raises(
-    candidate: EvidenceRow, to_state: VerificationState, evidence: dict[str, object], message: str
+    candidate: EvidenceRow, to_state: VerificationState, evidence: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(MissingTransitionEvidence, match=message):
         transition(candidate, to_state, by="a", reason="r", **evidence)
