@@ -20,7 +20,7 @@ from akm.store import EvidenceStore
 # The fakes module is also imported by the uvicorn processes the server tests start
 # (with this folder on their path), so it is a plain module rather than part of a package.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from api_fakes import FakeAnswerService, FakeReverifyService, seed_store  # noqa: E402
+from api_fakes import FakeAnswerService, FakeReverifyService, seed_store
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -62,7 +62,7 @@ def api(sqlite_store: EvidenceStore, tmp_path: Path) -> Iterator[ApiHarness]:
         answers,
         reverify,
         settings=load_settings(data_dir=tmp_path),
-        limits=ApiLimits(max_body_bytes=4096),
+        limits=ApiLimits(max_body_bytes=32_768),
     )
     with TestClient(app, raise_server_exceptions=False) as client:
         yield ApiHarness(app, client, sqlite_store, answers, reverify, ids)
