@@ -67,15 +67,12 @@ async def run_answer(
     await gate.acquire()
     cancel = CancelSignal()
     metrics.in_progress_generations.inc()
+    watcher = asyncio.get_running_loop().create_task(_watch_disconnect(request, cancel))
     try:
-        async with anyio.create_task_group() as group:
-            group.start_soon(_watch_disconnect, request, cancel)
-            try:
-                result = await anyio.to_thread.run_sync(service.answer, answer_request, cancel)
-            finally:
-                cancel.set()
-                group.cancel_scope.cancel()
+        result = await anyio.to_thread.run_sync(service.answer, answer_request, cancel)
     finally:
+        cancel.set()
+        watcher.cancel()
         metrics.in_progress_generations.dec()
         gate.release()
     metrics.observe_answer(result)

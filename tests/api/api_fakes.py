@@ -134,6 +134,11 @@ class FakeAnswerService:
             for claim in result["claims"]:
                 yield AnswerEvent("claim", claim)
             yield AnswerEvent("verdict", result)
+        except GeneratorExit:
+            # Closed by the consumer before the end: the same as a cancellation.
+            with self._lock:
+                self.cancelled += 1
+            raise
         finally:
             with self._lock:
                 self.running -= 1
