@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import jsonschema
 import pytest
 from pydantic import ValidationError
 
 from akm.contract.models import (
+    ContractModel,
     DirectRead,
     EvidencePacket,
     EvidenceRow,
@@ -159,3 +161,41 @@ def test_packet_row_lookup() -> None:
     first = packet.evidence_rows[0]
     assert packet.row(first.evidence_id) == first
     assert packet.row("ev:sha256:absent") is None
+
+
+def _parts() -> list[tuple[str, ContractModel]]:
+    packet = pass_packet()
+    row = packet.evidence_rows[0]
+    verification = row.verification
+    assert verification.direct_read is not None and verification.history is not None
+    return [
+        ("Locator", row.scope.locator),
+        ("SourceVersion", row.source.version),
+        ("Source", row.source),
+        ("Scope", row.scope),
+        ("Authority", row.authority),
+        ("Freshness", row.freshness),
+        ("Retrieval", row.retrieval),
+        ("Content", row.content),
+        ("DirectRead", verification.direct_read),
+        ("VerificationEvent", verification.history[0]),
+        ("Verification", verification),
+        ("EvidenceRow", row),
+        ("LaneRun", packet.lanes_run[3]),
+        ("FusionContribution", packet.fusion.contributions[0]),
+        ("ExcludedRow", packet.fusion.excluded_rows[0]),
+        ("Fusion", packet.fusion),
+        ("Claim", packet.claims[0]),
+        ("DirectReadQueueItem", packet.direct_read_queue[0]),
+        ("MissingEvidence", hold_packet().missing_evidence[0]),
+        ("Metrics", packet.metrics),
+        ("PacketVerification", packet.verification),
+        ("EvidencePacket", packet),
+    ]
+
+
+@pytest.mark.parametrize(("definition", "part"), _parts(), ids=[name for name, _ in _parts()])
+def test_every_part_serialises_to_its_upstream_definition(definition: str, part: ContractModel) -> None:
+    schema = load_schema(UPSTREAM_SCHEMA_PATH)
+    root = {key: value for key, value in schema.items() if key != "oneOf"} | {"$ref": f"#/$defs/{definition}"}
+    assert list(jsonschema.Draft202012Validator(root).iter_errors(part.to_json())) == []
