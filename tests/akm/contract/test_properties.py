@@ -9,12 +9,28 @@ import jsonschema
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from akm.contract.builders import build_candidate_row
-from akm.contract.ids import sha256_text
-from akm.contract.models import Authority, ChecksumAlgorithm, DirectRead, EvidenceRow, Freshness, Locator
+from akm.contract.builders import build_candidate_row, build_packet
+from akm.contract.ids import evidence_id, sha256_text
+from akm.contract.models import (
+    Authority,
+    ChecksumAlgorithm,
+    Claim,
+    DirectRead,
+    EvidencePacket,
+    EvidenceRow,
+    Freshness,
+    Fusion,
+    FusionContribution,
+    LaneRun,
+    Locator,
+    PacketPolicies,
+    PacketProject,
+    PacketVerification,
+)
 from akm.contract.rules import check_row
 from akm.contract.schema import project_schema
 from akm.contract.states import ALLOWED_TRANSITIONS, VerificationState, transition
+from akm.contract.validation import validate_document
 
 from .conftest import upstream_schema
 
@@ -144,3 +160,121 @@ def test_rows_after_valid_transitions_validate_upstream(case: tuple[EvidenceRow,
     assert check_row(document) == []
     assert [event.state for event in row.verification.history or ()] == states
     assert EvidenceRow.from_json(document) == row
+
+
+@st.composite
+def packets(draw: st.DrawFn) -> EvidencePacket:
+    """A packet over 1-5 rows from distinct sources, each read and supporting its own claim or not."""
+    rows: list[EvidenceRow] = []
+    claims: list[Claim] = []
+    for index in range(draw(st.integers(min_value=1, max_value=5))):
+        row = draw(candidate_rows())
+        row = EvidenceRow.from_json(
+            {**row.to_json(), "source": {**row.source.to_json(), "sourceId": f"akm:packet:{index}"}}
+        )
+        row = EvidenceRow.from_json(
+            {
+                **row.to_json(),
+                "evidenceId": evidence_id(
+                    "1.0.0",
+                    f"akm:packet:{index}",
+                    row.source.version.revision,
+                    row.source.version.checksum,
+                    row.scope.locator.value,
+                ),
+            }
+        )
+        claim = f"claim-{index}"
+        supported = draw(st.booleans())
+        if supported:
+            row = transition(
+                row,
+                VerificationState.DIRECT_READ,
+                by="r",
+                reason="read",
+                at="2026-07-20T00:01:00Z",
+                **_evidence(row, VerificationState.DIRECT_READ, 1, draw),
+            )
+            row = transition(
+                row,
+                VerificationState.CLAIM_SUPPORTED,
+                by="v",
+                reason="supports",
+                at="2026-07-20T00:02:00Z",
+                claim_ids=[claim],
+                notes="supports",
+            )
+        rows.append(row)
+        claims.append(
+            Claim(
+                claim_id=claim,
+                claim_text=f"claim {index}",
+                importance=draw(st.sampled_from(["important", "supporting"])),
+                claim_class="other",
+                support_row_ids=(row.evidence_id,),
+                status="supported" if supported else "candidate-only",
+                notes="",
+            )
+        )
+    lanes = sorted({row.retrieval.lane for row in rows})
+    all_important_supported = all(c.status == "supported" for c in claims if c.importance == "important")
+    return build_packet(
+        task_id="task",
+        query="q",
+        normalized_intent="q",
+        query_class="mixed",
+        important_claim_classes=["other"],
+        project=PacketProject(
+            project_id="p", manifest_id="m", manifest_version="1.0.0", manifest_checksum="a" * 64
+        ),
+        policies=PacketPolicies(
+            retrieval_policy_ref="r",
+            retrieval_policy_version="1",
+            authority_policy_ref="a",
+            freshness_policy_ref="f",
+            verification_policy_ref="v",
+            security_policy_ref="s",
+        ),
+        lanes_run=[
+            LaneRun(lane=lane, status="completed", query="q", parameters={}, result_count=1) for lane in lanes
+        ],
+        fusion=Fusion(
+            method="deterministic-priority",
+            parameters={},
+            priority_order=("scope", "authority"),
+            dedup_keys=("sourceId", "canonicalUri", "revision"),
+            per_source_cap=1,
+            max_rows=5,
+            diversity_fields=(),
+            contributions=tuple(
+                FusionContribution(
+                    evidence_id=row.evidence_id,
+                    lane_ranks={row.retrieval.lane: row.retrieval.rank},
+                    contribution=1.0 / rank,
+                    final_rank=rank,
+                )
+                for rank, row in enumerate(rows, start=1)
+            ),
+            excluded_rows=(),
+        ),
+        rows=rows,
+        claims=claims,
+        verification=PacketVerification(
+            verdict="PASS" if all_important_supported else "HOLD",
+            verdict_reasons=("generated",),
+            verified_by="t",
+            rollback_required=False,
+            rollback_reason="",
+        ),
+        generated_at="2026-07-20T00:03:00Z",
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(packets())
+def test_built_packets_validate_and_their_metrics_agree_with_the_rules(packet: EvidencePacket) -> None:
+    document = packet.to_json()
+    assert list(UPSTREAM.iter_errors(document)) == []
+    assert validate_document(document, check_upstream=True) == []
+    assert document["metrics"]["finalRowCount"] == len(packet.evidence_rows)
+    assert document["metrics"]["inputBytes"] is None
