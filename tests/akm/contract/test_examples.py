@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from akm.contract.schema import upstream_schema
 from akm.contract.validation import read_documents, validate_file
@@ -37,3 +38,19 @@ def test_example_file_is_valid_against_the_reference_schema_file(name: str) -> N
 
 def test_examples_directory_holds_only_the_built_examples() -> None:
     assert sorted(path.name for path in Path(EXAMPLES_DIR).iterdir()) == EXAMPLE_NAMES
+
+
+CONTRACT_DOC = REFERENCE_SCHEMA_PATH.parent / "EVIDENCE-SCHEMA.md"
+
+
+@pytest.mark.skipif(not CONTRACT_DOC.exists(), reason="../shared/reference/akm is not present")
+def test_the_verbatim_section_7_1_row_fails_only_on_its_placeholders() -> None:
+    """Why examples/candidate-row.json differs from §7.1: the placeholders are not checksums."""
+    text = CONTRACT_DOC.read_text(encoding="utf-8")
+    block = text.split("### 7.1 Candidate row", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    document = yaml.safe_load(block)
+    violations = upstream_schema().validate(document)
+    assert sorted((v.rule_id, v.pointer) for v in violations) == [
+        ("upstream:pattern", "/content/excerptChecksum"),
+        ("upstream:pattern", "/source/version/checksum"),
+    ]
