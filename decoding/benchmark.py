@@ -1,0 +1,785 @@
+"""Decoding benchmark: own plain and speculative decoding against Hugging Face `generate`.
+
+Every method decodes the same prompts with the same target model object, greedily. Methods run
+back to back on each prompt (interleaved), so load from other processes on the machine hits all
+methods alike instead of whichever method happened to run during a busy minute.
+
+Methods:
+- `plain`: own decode loop with no drafter (the baseline every speedup is relative to).
+- `prompt-lookup`, `evidence`: own speculative decoding with one drafter and adaptive draft length.
+- `speculative`: own default composite (evidence passages, then prompt lookup), adaptive length.
+- `hf-plain`: `model.generate` greedy with its KV cache.
+- `hf-pld`: `model.generate(prompt_lookup_num_tokens=10)`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+import transformers
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+from transformers.generation.streamers import BaseStreamer
+
+from decoding.draft_length import VerifyCostCurve, load_or_measure_verify_cost
+from decoding.drafters import CompositeDrafter, Drafter, EvidenceDrafter, NoDrafter, PromptLookupDrafter
+from decoding.models import chat_prompt_ids
+from decoding.speculative import DecodeConfig, SpeculativeDecoder
+from decoding.stats import percentile
+
+FORMATS = ("spec-bench", "squad")
+METHODS = ("plain", "prompt-lookup", "evidence", "speculative", "hf-plain", "hf-pld")
+OWN_METHODS = frozenset({"plain", "prompt-lookup", "evidence", "speculative"})
+BASELINE = "plain"
+ALL_CATEGORIES = "all"
+HF_PROMPT_LOOKUP_TOKENS = 10
+WARMUP_TOKENS = 16
+
+RESULT_KEYS = (
+    "prompt_id",
+    "category",
+    "method",
+    "new_tokens",
+    "wall_s",
+    "ttft_s",
+    "target_calls",
+    "proposed_by_position",
+    "accepted_by_position",
+    "identical_to_plain",
+    "first_divergence",
+    "finish",
+    "itl_ms",
+)
+SUMMARY_KEYS = (
+    "prompts",
+    "new_tokens",
+    "wall_s",
+    "speedup_vs_plain",
+    "tokens_per_s",
+    "tokens_per_target_call",
+    "mean_accepted_length",
+    "identical_rate",
+    "itl_p50_ms",
+    "itl_p95_ms",
+)
+REPORT_KEYS = (
+    "benchmark",
+    "format",
+    "prompts_file",
+    "max_new_tokens",
+    "methods",
+    "prompt_count",
+    "results",
+    "summary",
+    "divergences",
+    "cost_curve",
+    "environment",
+)
+
+SQUAD_SYSTEM = (
+    "You answer questions using only the given context. Answer in one or two sentences, "
+    "reusing the context's own words."
+)
+
+
+class BenchmarkInputError(ValueError):
+    """The prompts file or the requested methods cannot be benchmarked."""
+
+
+@dataclass(frozen=True)
+class BenchPrompt:
+    """One chat to decode, its category, and the passages (text) the evidence drafter may copy from."""
+
+    prompt_id: str
+    category: str
+    messages: tuple[tuple[str, str], ...]
+    evidence: tuple[str, ...] = ()
+
+    def chat(self) -> list[dict[str, str]]:
+        return [{"role": role, "content": content} for role, content in self.messages]
+
+
+@dataclass(frozen=True)
+class EncodedPrompt:
+    prompt: BenchPrompt
+    ids: list[int]
+    evidence_ids: list[list[int]]
+
+
+@dataclass
+class MethodOutcome:
+    """What one method produced on one prompt, timed from the call to its return."""
+
+    tokens: list[int]
+    wall_s: float
+    ttft_s: float
+    token_times_s: list[float]
+    target_calls: int
+    proposed_by_position: list[int] = field(default_factory=list)
+    accepted_by_position: list[int] = field(default_factory=list)
+    finish: str = ""
+
+
+# --- prompt files ---------------------------------------------------------------------------
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        raise BenchmarkInputError(f"cannot read {path}: {error.strerror or error}") from error
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise BenchmarkInputError(f"{path}:{number}: not JSON ({error.msg})") from error
+        if not isinstance(row, dict):
+            raise BenchmarkInputError(f"{path}:{number}: expected a JSON object")
+        rows.append(row)
+    return rows
+
+
+def read_spec_bench(path: Path, per_category: int | None = None) -> list[BenchPrompt]:
+    """First turn of each Spec-Bench question, the first `per_category` of each category in file order."""
+    prompts: list[BenchPrompt] = []
+    taken: dict[str, int] = {}
+    for number, row in enumerate(_read_jsonl(path), start=1):
+        turns, category = row.get("turns"), row.get("category")
+        if not isinstance(turns, list) or not turns or not isinstance(turns[0], str) or not turns[0].strip():
+            raise BenchmarkInputError(f"{path}:{number}: a Spec-Bench row needs a non-empty 'turns' list")
+        if not isinstance(category, str) or not category:
+            raise BenchmarkInputError(f"{path}:{number}: a Spec-Bench row needs a 'category'")
+        if per_category is not None and taken.get(category, 0) >= per_category:
+            continue
+        taken[category] = taken.get(category, 0) + 1
+        prompt_id = str(row.get("question_id", number))
+        prompts.append(BenchPrompt(prompt_id, category, (("user", turns[0]),)))
+    if not prompts:
+        raise BenchmarkInputError(f"{path}: no Spec-Bench prompts")
+    return prompts
+
+
+def grounded_messages(context: str, question: str) -> tuple[tuple[str, str], ...]:
+    user = f"Context:\n{context}\n\nQuestion: {question}\nAnswer from the context."
+    return (("system", SQUAD_SYSTEM), ("user", user))
+
+
+def read_squad(path: Path, limit: int | None = None) -> list[BenchPrompt]:
+    """Grounded prompts from a SQuAD-format file: the first question of each paragraph.
+
+    Paragraphs are taken round-robin across articles (first paragraph of every article, then the
+    second, ...) so a short run still covers many topics.
+    """
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise BenchmarkInputError(f"cannot read {path}: {error.strerror or error}") from error
+    except json.JSONDecodeError as error:
+        raise BenchmarkInputError(f"{path}: not JSON ({error.msg})") from error
+    articles = document.get("data") if isinstance(document, dict) else None
+    if not isinstance(articles, list):
+        raise BenchmarkInputError(f"{path}: a SQuAD file needs a top-level 'data' list")
+    per_article: list[list[BenchPrompt]] = []
+    for article in articles:
+        paragraphs = article.get("paragraphs") if isinstance(article, dict) else None
+        if not isinstance(paragraphs, list):
+            raise BenchmarkInputError(f"{path}: every article needs a 'paragraphs' list")
+        found: list[BenchPrompt] = []
+        for paragraph in paragraphs:
+            context, questions = paragraph.get("context"), paragraph.get("qas")
+            if not isinstance(context, str) or not isinstance(questions, list):
+                raise BenchmarkInputError(f"{path}: every paragraph needs 'context' and 'qas'")
+            if not questions or not context.strip():
+                continue
+            first = questions[0]
+            question, question_id = first.get("question"), first.get("id")
+            if not isinstance(question, str) or not question.strip():
+                raise BenchmarkInputError(f"{path}: question {question_id!r} has no text")
+            found.append(
+                BenchPrompt(str(question_id), "squad", grounded_messages(context, question), (context,))
+            )
+        per_article.append(found)
+    prompts: list[BenchPrompt] = []
+    depth = max((len(found) for found in per_article), default=0)
+    for index in range(depth):
+        prompts.extend(found[index] for found in per_article if index < len(found))
+    if limit is not None:
+        prompts = prompts[:limit]
+    if not prompts:
+        raise BenchmarkInputError(f"{path}: no SQuAD questions")
+    return prompts
+
+
+def read_prompts(path: Path, prompt_format: str, per_category: int | None = None) -> list[BenchPrompt]:
+    if prompt_format == "spec-bench":
+        return read_spec_bench(path, per_category)
+    if prompt_format == "squad":
+        return read_squad(path, per_category)
+    raise BenchmarkInputError(f"unknown prompt format {prompt_format!r}; use one of {', '.join(FORMATS)}")
+
+
+def encode_prompts(prompts: Sequence[BenchPrompt], tokenizer: PreTrainedTokenizerBase) -> list[EncodedPrompt]:
+    encoded = []
+    for prompt in prompts:
+        evidence_ids = [
+            [int(token) for token in tokenizer(passage, add_special_tokens=False)["input_ids"]]
+            for passage in prompt.evidence
+            if passage
+        ]
+        encoded.append(EncodedPrompt(prompt, chat_prompt_ids(tokenizer, prompt.chat()), evidence_ids))
+    return encoded
+
+
+def check_methods(methods: Sequence[str], prompt_format: str) -> list[str]:
+    """The methods to run, baseline first, in canonical order; refuses unknown or inapplicable ones."""
+    unknown = sorted(set(methods) - set(METHODS))
+    if unknown:
+        raise BenchmarkInputError(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")
+    if "evidence" in methods and prompt_format != "squad":
+        raise BenchmarkInputError("the 'evidence' method needs passages: it runs only with --format squad")
+    wanted = {BASELINE, *methods}
+    return [method for method in METHODS if method in wanted]
+
+
+def default_methods(prompt_format: str) -> list[str]:
+    return [method for method in METHODS if method != "evidence" or prompt_format == "squad"]
+
+
+# --- running --------------------------------------------------------------------------------
+
+
+class _TimingStreamer(BaseStreamer):  # type: ignore[misc]
+    """Records when `generate` hands out each new token (its first `put` is the prompt)."""
+
+    def __init__(self, started: float) -> None:
+        self.started = started
+        self.times: list[float] = []
+        self._prompt_seen = False
+
+    def put(self, value: torch.Tensor) -> None:
+        if not self._prompt_seen:
+            self._prompt_seen = True
+            return
+        now = time.perf_counter() - self.started
+        self.times.extend([now] * int(value.numel()))
+
+    def end(self) -> None:
+        pass
+
+
+class _CallCounter:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, module: torch.nn.Module, args: Any, output: Any) -> None:
+        self.calls += 1
+
+
+def _hf_generate(
+    model: PreTrainedModel,
+    prompt_ids: list[int],
+    max_new_tokens: int,
+    eos_token_ids: tuple[int, ...],
+    prompt_lookup_tokens: int | None,
+) -> MethodOutcome:
+    device = next(model.parameters()).device
+    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
+    options: dict[str, Any] = {
+        "max_new_tokens": max_new_tokens,
+        "do_sample": False,
+        "use_cache": True,
+        "attention_mask": torch.ones_like(input_ids),
+    }
+    if eos_token_ids:
+        options["eos_token_id"] = list(eos_token_ids)
+        options["pad_token_id"] = eos_token_ids[0]
+    if prompt_lookup_tokens is not None:
+        options["prompt_lookup_num_tokens"] = prompt_lookup_tokens
+    counter = _CallCounter()
+    hook = model.register_forward_hook(counter)
+    started = time.perf_counter()
+    streamer = _TimingStreamer(started)
+    try:
+        with torch.inference_mode():
+            output = model.generate(input_ids, streamer=streamer, **options)  # type: ignore[operator]
+        wall = time.perf_counter() - started
+    finally:
+        hook.remove()
+    generated = [int(token) for token in output[0, len(prompt_ids) :].tolist()]
+    finish = "length"
+    # The own decoder never emits the EOS it stops on; cut HF's output the same way to compare.
+    for index, token in enumerate(generated):
+        if token in eos_token_ids:
+            generated, finish = generated[:index], "eos"
+            break
+    times = streamer.times[: len(generated)]
+    return MethodOutcome(
+        tokens=generated,
+        wall_s=wall,
+        ttft_s=streamer.times[0] if streamer.times else wall,
+        token_times_s=times,
+        target_calls=counter.calls,
+        finish=finish,
+    )
+
+
+def _own_generate(decoder: SpeculativeDecoder, prompt_ids: list[int], max_new_tokens: int) -> MethodOutcome:
+    started = time.perf_counter()
+    result = decoder.generate(prompt_ids, max_new_tokens)
+    wall = time.perf_counter() - started
+    stats = result.stats
+    return MethodOutcome(
+        tokens=list(result.token_ids),
+        wall_s=wall,
+        ttft_s=stats.ttft_s,
+        token_times_s=list(stats.token_times_s),
+        target_calls=stats.target_calls,
+        proposed_by_position=list(stats.proposed_by_position),
+        accepted_by_position=list(stats.accepted_by_position),
+        finish=str(result.finish_reason),
+    )
+
+
+def first_divergence(reference: Sequence[int], tokens: Sequence[int]) -> int | None:
+    """Index of the first position where two token lists differ (a length difference counts); None if equal."""
+    for index, (expected, got) in enumerate(zip(reference, tokens, strict=False)):
+        if expected != got:
+            return index
+    if len(reference) != len(tokens):
+        return min(len(reference), len(tokens))
+    return None
+
+
+@torch.inference_mode()
+def logit_gap(model: PreTrainedModel, context: list[int]) -> float:
+    """Target logit of the best token minus the second best after `context` (one fresh forward)."""
+    device = next(model.parameters()).device
+    output = model(input_ids=torch.tensor([context], dtype=torch.long, device=device), logits_to_keep=1)
+    top = torch.topk(output.logits[0, -1].double(), 2).values
+    return float(top[0] - top[1])
+
+
+Progress = Callable[[str], None]
+
+
+def _stderr_progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+class DecodeBenchmark:
+    """Runs the chosen methods, interleaved per prompt, on one shared target model."""
+
+    def __init__(
+        self,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        methods: Sequence[str],
+        *,
+        max_new_tokens: int = 128,
+        max_draft: int = 16,
+        cost_curve: VerifyCostCurve | None = None,
+        cost_cache_dir: Path | None = None,
+        progress: Progress | None = _stderr_progress,
+    ) -> None:
+        unknown = sorted(set(methods) - set(METHODS))
+        if unknown:
+            raise BenchmarkInputError(f"unknown method(s) {', '.join(unknown)}")
+        self.model = model
+        self.tokenizer = tokenizer
+        self.methods = [BASELINE, *(method for method in methods if method != BASELINE)]
+        self.max_new_tokens = max_new_tokens
+        self.progress = progress or (lambda message: None)
+        if cost_curve is None:
+            cost_curve = load_or_measure_verify_cost(model, max_draft, cost_cache_dir)
+        self.cost_curve = cost_curve
+        config = DecodeConfig(max_draft=max_draft, cost_curve=cost_curve)
+        # One decoder per own method for the whole run: acceptance statistics build up across
+        # prompts as they would in a serving process; the drafter is swapped per prompt.
+        self.decoders = {
+            method: SpeculativeDecoder(model, tokenizer, NoDrafter(), config)
+            for method in self.methods
+            if method in OWN_METHODS
+        }
+        self.eos_token_ids = self.decoders[BASELINE].eos_token_ids
+        self._gaps: dict[tuple[str, int], float] = {}
+
+    def _drafter(self, method: str, prompt: EncodedPrompt) -> Drafter:
+        if method == "prompt-lookup":
+            return PromptLookupDrafter()
+        if method == "evidence":
+            return EvidenceDrafter(prompt.evidence_ids)
+        if method == "speculative":
+            drafters: list[Drafter] = [PromptLookupDrafter()]
+            if prompt.evidence_ids:
+                drafters.insert(0, EvidenceDrafter(prompt.evidence_ids))
+            return CompositeDrafter(drafters)
+        return NoDrafter()
+
+    def run_method(self, method: str, prompt: EncodedPrompt, max_new_tokens: int) -> MethodOutcome:
+        if method == "hf-plain":
+            return _hf_generate(self.model, prompt.ids, max_new_tokens, self.eos_token_ids, None)
+        if method == "hf-pld":
+            return _hf_generate(
+                self.model, prompt.ids, max_new_tokens, self.eos_token_ids, HF_PROMPT_LOOKUP_TOKENS
+            )
+        decoder = self.decoders[method]
+        decoder.drafter = self._drafter(method, prompt)
+        return _own_generate(decoder, prompt.ids, max_new_tokens)
+
+    def warm_up(self, prompt: EncodedPrompt) -> None:
+        """One short run of every method, so first-call costs land outside the measurements."""
+        for method in self.methods:
+            self.run_method(method, prompt, min(WARMUP_TOKENS, self.max_new_tokens))
+
+    def _divergence(self, prompt: EncodedPrompt, plain: list[int], tokens: list[int]) -> dict[str, Any] | None:
+        index = first_divergence(plain, tokens)
+        if index is None:
+            return None
+        key = (prompt.prompt.prompt_id, index)
+        if key not in self._gaps:
+            self._gaps[key] = logit_gap(self.model, prompt.ids + plain[:index])
+        return {
+            "index": index,
+            "logit_gap": self._gaps[key],
+            "plain_token": plain[index] if index < len(plain) else None,
+            "method_token": tokens[index] if index < len(tokens) else None,
+        }
+
+    def run(self, prompts: Sequence[EncodedPrompt]) -> list[dict[str, Any]]:
+        """Result records, one per prompt and method."""
+        if not prompts:
+            raise BenchmarkInputError("no prompts to benchmark")
+        self.progress(f"warm-up on prompt {prompts[0].prompt.prompt_id} ({len(self.methods)} methods)")
+        self.warm_up(prompts[0])
+        records: list[dict[str, Any]] = []
+        for number, prompt in enumerate(prompts, start=1):
+            plain: list[int] = []
+            for method in self.methods:
+                outcome = self.run_method(method, prompt, self.max_new_tokens)
+                if method == BASELINE:
+                    plain = outcome.tokens
+                divergence = self._divergence(prompt, plain, outcome.tokens)
+                records.append(result_record(prompt.prompt, method, outcome, divergence))
+                rate = len(outcome.tokens) / outcome.wall_s if outcome.wall_s > 0 else 0.0
+                self.progress(
+                    f"[{number}/{len(prompts)}] {prompt.prompt.category}/{prompt.prompt.prompt_id} "
+                    f"{method}: {len(outcome.tokens)} tok in {outcome.wall_s:.2f} s ({rate:.1f} tok/s)"
+                    + ("" if divergence is None else f" DIVERGES at {divergence['index']}")
+                )
+        return records
+
+
+def result_record(
+    prompt: BenchPrompt, method: str, outcome: MethodOutcome, divergence: dict[str, Any] | None
+) -> dict[str, Any]:
+    times = outcome.token_times_s
+    return {
+        "prompt_id": prompt.prompt_id,
+        "category": prompt.category,
+        "method": method,
+        "new_tokens": len(outcome.tokens),
+        "wall_s": outcome.wall_s,
+        "ttft_s": outcome.ttft_s,
+        "target_calls": outcome.target_calls,
+        "proposed_by_position": outcome.proposed_by_position,
+        "accepted_by_position": outcome.accepted_by_position,
+        "identical_to_plain": divergence is None,
+        "first_divergence": divergence,
+        "finish": outcome.finish,
+        "itl_ms": [(later - earlier) * 1000.0 for earlier, later in zip(times, times[1:], strict=False)],
+    }
+
+
+# --- summary --------------------------------------------------------------------------------
+
+
+def _ratio(numerator: float, denominator: float) -> float | None:
+    return numerator / denominator if denominator > 0 else None
+
+
+def summarize_records(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The `summary` block of a report from its `results` block.
+
+    summary[method][category] (plus category "all"); `speedup_vs_plain` is the method's total tokens
+    over total time divided by the same for `plain` on the same prompts (None without plain runs).
+    `mean_accepted_length` is accepted drafts per step that verified drafts (None for methods that
+    report no per-position counts, such as Hugging Face generate).
+    """
+    methods = list(dict.fromkeys(record["method"] for record in records))
+    categories = list(dict.fromkeys(record["category"] for record in records))
+    plain_by_prompt = {
+        (record["category"], record["prompt_id"]): record for record in records if record["method"] == BASELINE
+    }
+    summary: dict[str, Any] = {}
+    for method in methods:
+        summary[method] = {}
+        for category in [*categories, ALL_CATEGORIES]:
+            chosen = [
+                record
+                for record in records
+                if record["method"] == method and category in (ALL_CATEGORIES, record["category"])
+            ]
+            if chosen:
+                summary[method][category] = _summarize(chosen, plain_by_prompt)
+    return summary
+
+
+def _summarize(chosen: list[dict[str, Any]], plain_by_prompt: dict[tuple[str, str], dict[str, Any]]) -> dict[str, Any]:
+    tokens = sum(int(record["new_tokens"]) for record in chosen)
+    wall = sum(float(record["wall_s"]) for record in chosen)
+    calls = sum(int(record["target_calls"]) for record in chosen)
+    plain = [plain_by_prompt.get((record["category"], record["prompt_id"])) for record in chosen]
+    speedup: float | None = None
+    if all(record is not None for record in plain):
+        plain_tokens = sum(int(record["new_tokens"]) for record in plain if record is not None)
+        plain_wall = sum(float(record["wall_s"]) for record in plain if record is not None)
+        rate, plain_rate = _ratio(tokens, wall), _ratio(plain_tokens, plain_wall)
+        if rate is not None and plain_rate:
+            speedup = rate / plain_rate
+    has_positions = any(record["proposed_by_position"] for record in chosen) or all(
+        record["method"] in OWN_METHODS for record in chosen
+    )
+    draft_steps = sum(record["proposed_by_position"][0] for record in chosen if record["proposed_by_position"])
+    accepted = sum(sum(record["accepted_by_position"]) for record in chosen)
+    latencies = [float(value) for record in chosen for value in record["itl_ms"]]
+    return {
+        "prompts": len(chosen),
+        "new_tokens": tokens,
+        "wall_s": wall,
+        "speedup_vs_plain": speedup,
+        "tokens_per_s": _ratio(tokens, wall),
+        "tokens_per_target_call": _ratio(tokens, calls),
+        "mean_accepted_length": (accepted / draft_steps if draft_steps else 0.0) if has_positions else None,
+        "identical_rate": sum(1 for record in chosen if record["identical_to_plain"]) / len(chosen),
+        "itl_p50_ms": percentile(latencies, 0.5),
+        "itl_p95_ms": percentile(latencies, 0.95),
+    }
+
+
+def acceptance_by_position(records: Sequence[dict[str, Any]], method: str) -> list[float]:
+    """Accepted / proposed at each draft position, pooled over a method's records."""
+    proposed: list[int] = []
+    accepted: list[int] = []
+    for record in records:
+        if record["method"] != method:
+            continue
+        for position, (count, hits) in enumerate(
+            zip(record["proposed_by_position"], record["accepted_by_position"], strict=True)
+        ):
+            if position == len(proposed):
+                proposed.append(0)
+                accepted.append(0)
+            proposed[position] += int(count)
+            accepted[position] += int(hits)
+    return [hits / count if count else 0.0 for count, hits in zip(proposed, accepted, strict=True)]
+
+
+def divergence_list(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {"prompt_id": record["prompt_id"], "category": record["category"], "method": record["method"]}
+        | record["first_divergence"]
+        for record in records
+        if record["first_divergence"] is not None
+    ]
+
+
+def cost_curve_report(curve: VerifyCostCurve) -> dict[str, Any]:
+    """seconds[k]: one target forward over k drafts plus the pending token; ratio to a plain step."""
+    return {
+        "draft_tokens": list(range(len(curve.seconds))),
+        "seconds": list(curve.seconds),
+        "ratio_to_plain_step": [curve.ratio(k) for k in range(len(curve.seconds))],
+    }
+
+
+def environment_report(model: PreTrainedModel, model_name: str) -> dict[str, Any]:
+    parameter = next(model.parameters())
+    return {
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "device": str(parameter.device),
+        "dtype": str(parameter.dtype).removeprefix("torch."),
+        "model": model_name,
+        "parameters": sum(weight.numel() for weight in model.parameters()),
+    }
+
+
+def build_report(
+    *,
+    prompt_format: str,
+    prompts_file: Path | str,
+    max_new_tokens: int,
+    methods: Sequence[str],
+    records: list[dict[str, Any]],
+    cost_curve: VerifyCostCurve,
+    environment: dict[str, Any],
+) -> dict[str, Any]:
+    return {
+        "benchmark": "decode",
+        "format": prompt_format,
+        "prompts_file": str(prompts_file),
+        "max_new_tokens": max_new_tokens,
+        "methods": list(methods),
+        "prompt_count": len({(record["category"], record["prompt_id"]) for record in records}),
+        "results": records,
+        "summary": summarize_records(records),
+        "divergences": divergence_list(records),
+        "cost_curve": cost_curve_report(cost_curve),
+        "environment": environment,
+    }
+
+
+def run_decode_benchmark(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    prompts: Sequence[BenchPrompt],
+    *,
+    prompt_format: str,
+    prompts_file: Path | str,
+    methods: Sequence[str],
+    max_new_tokens: int = 128,
+    model_name: str = "",
+    max_draft: int = 16,
+    cost_curve: VerifyCostCurve | None = None,
+    cost_cache_dir: Path | None = None,
+    progress: Progress | None = _stderr_progress,
+) -> dict[str, Any]:
+    """Encode, warm up, run every method on every prompt, and return the full report."""
+    benchmark = DecodeBenchmark(
+        model,
+        tokenizer,
+        methods,
+        max_new_tokens=max_new_tokens,
+        max_draft=max_draft,
+        cost_curve=cost_curve,
+        cost_cache_dir=cost_cache_dir,
+        progress=progress,
+    )
+    records = benchmark.run(encode_prompts(prompts, tokenizer))
+    return build_report(
+        prompt_format=prompt_format,
+        prompts_file=prompts_file,
+        max_new_tokens=max_new_tokens,
+        methods=benchmark.methods,
+        records=records,
+        cost_curve=benchmark.cost_curve,
+        environment=environment_report(model, model_name or type(model).__name__),
+    )
+
+
+# --- rendering ------------------------------------------------------------------------------
+
+
+def _cell(value: Any, digits: int = 2) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def format_markdown(report: dict[str, Any]) -> str:
+    """A table per category (rows: methods), then the cost curve and the divergences."""
+    summary: dict[str, dict[str, dict[str, Any]]] = report["summary"]
+    lines = [
+        f"# Decoding benchmark: {report['format']} ({report['prompt_count']} prompts, "
+        f"max_new_tokens {report['max_new_tokens']})",
+        "",
+        f"Model {report['environment'].get('model')}, {report['environment'].get('dtype')} on "
+        f"{report['environment'].get('device')}, {report['environment'].get('torch_threads')} threads, "
+        f"torch {report['environment'].get('torch')}.",
+    ]
+    categories: list[str] = list(dict.fromkeys(category for per in summary.values() for category in per))
+    header = (
+        "| method | prompts | tokens | tok/s | speedup vs plain | tokens/call | mean accepted "
+        "| identical | ITL p50 ms | ITL p95 ms |"
+    )
+    for category in categories:
+        lines += ["", f"## {category}", "", header, "|" + "---|" * 10]
+        for method, per in summary.items():
+            row = per.get(category)
+            if row is None:
+                continue
+            lines.append(
+                f"| {method} | {row['prompts']} | {row['new_tokens']} | {_cell(row['tokens_per_s'], 1)} "
+                f"| {_cell(row['speedup_vs_plain'])} | {_cell(row['tokens_per_target_call'])} "
+                f"| {_cell(row['mean_accepted_length'])} | {_cell(row['identical_rate'])} "
+                f"| {_cell(row['itl_p50_ms'], 1)} | {_cell(row['itl_p95_ms'], 1)} |"
+            )
+    curve = report["cost_curve"]
+    lines += ["", "## Verify cost (one target forward over k drafts + 1 token)", "", "| k | ms | × plain step |"]
+    lines.append("|---|---|---|")
+    for k, seconds, ratio in zip(curve["draft_tokens"], curve["seconds"], curve["ratio_to_plain_step"], strict=True):
+        lines.append(f"| {k} | {seconds * 1000.0:.1f} | {ratio:.2f} |")
+    lines += ["", "## Divergences from own plain greedy", ""]
+    if not report["divergences"]:
+        lines.append("None: every method produced own plain's tokens on every prompt.")
+    else:
+        lines += ["| prompt | category | method | index | logit gap | plain token | method token |", "|---|---|---|---|---|---|---|"]
+        for item in report["divergences"]:
+            lines.append(
+                f"| {item['prompt_id']} | {item['category']} | {item['method']} | {item['index']} "
+                f"| {_cell(item['logit_gap'], 4)} | {_cell(item['plain_token'])} | {_cell(item['method_token'])} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def write_plot(report: dict[str, Any], path: Path) -> None:
+    """Acceptance rate by draft position (own speculative methods) and speedup per category."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    records = report["results"]
+    summary: dict[str, dict[str, dict[str, Any]]] = report["summary"]
+    figure, (left, right) = plt.subplots(1, 2, figsize=(13, 4.8))
+    for method in report["methods"]:
+        rates = acceptance_by_position(records, method)
+        if rates:
+            left.plot(range(1, len(rates) + 1), rates, marker="o", label=method)
+    left.set_xlabel("draft position")
+    left.set_ylabel("acceptance rate (accepted / verified)")
+    left.set_ylim(0.0, 1.05)
+    left.set_title("Acceptance by draft position")
+    if left.get_legend_handles_labels()[0]:
+        left.legend()
+    categories = [
+        category for category in dict.fromkeys(c for per in summary.values() for c in per) if category
+    ]
+    methods = [method for method in report["methods"] if method != BASELINE]
+    width = 0.8 / max(len(methods), 1)
+    for offset, method in enumerate(methods):
+        values = [summary.get(method, {}).get(category, {}).get("speedup_vs_plain") or 0.0 for category in categories]
+        right.bar([index + offset * width for index in range(len(categories))], values, width, label=method)
+    right.axhline(1.0, color="black", linewidth=0.8)
+    right.set_xticks([index + 0.4 - width / 2 for index in range(len(categories))], categories, rotation=45, ha="right")
+    right.set_ylabel("speedup vs own plain (tokens/s)")
+    right.set_title("Speedup per category")
+    right.legend(fontsize="small")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def write_json(report: dict[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.with_name(path.name + ".tmp")
+    staging.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    staging.replace(path)

@@ -1,0 +1,152 @@
+"""Stops (EOS, stop strings, budget), input errors, streaming, and the vocabulary check."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
+
+from decoding.drafters import ModelDrafter, VocabularyMismatchError, check_vocabulary
+from decoding.speculative import (
+    DecodeConfig,
+    EmptyPromptError,
+    PromptTooLongError,
+    SpeculativeDecoder,
+    plain_generate,
+)
+from decoding.stopping import FinishReason, Transcript
+
+from .conftest import ScriptedDrafter, character_tokenizer, tiny_model
+
+PROMPT = [0, 2, 3, 4, 2, 3, 4]
+
+
+@pytest.fixture(scope="module")
+def reference(target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast) -> list[int]:
+    result = plain_generate(target, tokenizer, PROMPT, 40)
+    assert result.finish_reason == FinishReason.LENGTH
+    return result.token_ids
+
+
+def oracle_decoder(
+    target: LlamaForCausalLM,
+    tokenizer: PreTrainedTokenizerFast,
+    reference: list[int],
+    eos: tuple[int, ...] | None = None,
+) -> SpeculativeDecoder:
+    config = DecodeConfig(draft_length=8, eos_token_ids=eos)
+    return SpeculativeDecoder(target, tokenizer, ScriptedDrafter(PROMPT + reference, 16), config)
+
+
+def test_stop_string_inside_an_accepted_block_is_trimmed(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast, reference: list[int]
+) -> None:
+    text = tokenizer.decode(reference, skip_special_tokens=True)
+    stop = text[5:7]
+    cut = text.find(stop)
+    result = oracle_decoder(target, tokenizer, reference).generate(PROMPT, 40, stop_strings=[stop, "zzz"])
+    assert result.finish_reason == FinishReason.STOP_STRING
+    assert result.text == text[:cut]
+    # Tokens end with the one that completed the stop string: nothing after it survives the block.
+    assert result.token_ids == reference[: len(result.token_ids)]
+    assert tokenizer.decode(result.token_ids, skip_special_tokens=True).endswith(stop)
+    assert stop not in tokenizer.decode(result.token_ids[:-1], skip_special_tokens=True)
+    assert result.stats.new_tokens == len(result.token_ids)
+
+
+def test_eos_inside_an_accepted_block_ends_generation(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast, reference: list[int]
+) -> None:
+    # Declare the 6th generated token an end-of-sequence token: the oracle proposes it mid-block.
+    eos = reference[5]
+    first = reference.index(eos)
+    result = oracle_decoder(target, tokenizer, reference, eos=(eos,)).generate(PROMPT, 40)
+    assert result.finish_reason == FinishReason.EOS
+    assert result.token_ids == reference[:first]
+
+
+@pytest.mark.parametrize("budget", [1, 2, 9, 10, 17], ids=lambda n: f"max{n}")
+def test_max_new_tokens_is_exact(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast, reference: list[int], budget: int
+) -> None:
+    result = oracle_decoder(target, tokenizer, reference).generate(PROMPT, budget)
+    assert result.token_ids == reference[:budget]
+    assert result.finish_reason == FinishReason.LENGTH
+
+
+def test_max_new_tokens_zero_returns_nothing(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
+) -> None:
+    result = plain_generate(target, tokenizer, PROMPT, 0)
+    assert (result.token_ids, result.text, result.finish_reason) == ([], "", FinishReason.LENGTH)
+    assert result.stats.target_calls == 0
+
+
+def test_empty_prompt_is_refused(target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast) -> None:
+    with pytest.raises(EmptyPromptError, match="the prompt is empty"):
+        plain_generate(target, tokenizer, [], 5)
+
+
+def test_prompt_longer_than_context_is_refused(tokenizer: PreTrainedTokenizerFast) -> None:
+    short_context = tiny_model(seed=1, context=16)
+    with pytest.raises(
+        PromptTooLongError, match="the prompt has 16 tokens; the model's context window is 16"
+    ):
+        plain_generate(short_context, tokenizer, [2] * 16, 5)
+
+
+def test_generation_stops_at_the_context_window(tokenizer: PreTrainedTokenizerFast) -> None:
+    short_context = tiny_model(seed=1, context=16, scale=8.0)
+    result = SpeculativeDecoder(short_context, tokenizer, config=DecodeConfig(eos_token_ids=())).generate(
+        [0, 2, 3], 50
+    )
+    # Prompt plus output fill the window exactly.
+    assert len(result.token_ids) == 16 - 3
+    assert result.finish_reason == FinishReason.CONTEXT_WINDOW
+
+
+def test_stream_yields_the_final_text(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast, reference: list[int]
+) -> None:
+    text = tokenizer.decode(reference, skip_special_tokens=True)
+    stream = oracle_decoder(target, tokenizer, reference).stream(PROMPT, 40, stop_strings=[text[20:23]])
+    pieces = list(stream)
+    assert len(pieces) > 1
+    assert "".join(pieces) == stream.result.text == text[: text.find(text[20:23])]
+
+
+def test_transcript_holds_back_partial_stop_strings(tokenizer: PreTrainedTokenizerFast) -> None:
+    transcript = Transcript(tokenizer, max_new_tokens=10, stop_strings=["cde"])
+    transcript.commit([2, 3, 4])  # "abc": "c" may start "cde"
+    assert transcript.stable_text() == "ab"
+    transcript.commit([5, 7])  # "abcd" then "f": neither completes "cde"
+    assert transcript.stable_text() == "abcdf"
+    assert not transcript.finished
+
+
+def test_vocabulary_mismatch_is_refused(target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast) -> None:
+    other = character_tokenizer(["<s>", "</s>", *"abcdefghijklmz"])
+    with pytest.raises(VocabularyMismatchError, match="a draft model must use the target's tokenizer"):
+        check_vocabulary(tokenizer, other, 16, 16)
+    bigger = tiny_model(seed=5, vocab_size=20)
+    with pytest.raises(VocabularyMismatchError, match="draft model has 20 output logits, the target has 16"):
+        ModelDrafter(bigger, target_vocab_size=16, tokenizer=tokenizer, target_tokenizer=tokenizer)
+
+
+def test_stats_are_consistent_and_serialisable(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast, reference: list[int]
+) -> None:
+    drafter = ScriptedDrafter(PROMPT + reference, 16, wrong_every=2)
+    result = SpeculativeDecoder(target, tokenizer, drafter, DecodeConfig(draft_length=4)).generate(PROMPT, 40)
+    stats = result.stats.to_dict()
+    assert stats["new_tokens"] == 40
+    assert stats["accepted"] + stats["rejected"] == stats["proposed"]
+    assert stats["accepted"] == sum(stats["accepted_by_position"])
+    # Every committed token comes from prefill, an accepted draft, or one correction/bonus per step.
+    assert 1 + stats["accepted"] + (stats["target_calls"] - 1) == 40
+    assert stats["tokens_per_target_call"] == 40 / stats["target_calls"]
+    assert stats["peak_rss_bytes"] > 0
+    assert torch.tensor(stats["acceptance_by_position"]).le(1.0).all()
+    assert json.loads(json.dumps(stats)) == stats
