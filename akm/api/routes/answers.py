@@ -15,6 +15,17 @@ from akm.service.answers import AnswerRequest
 
 router = APIRouter(tags=["answers"])
 
+# One server-sent event; `data` is JSON text (a draft increment, a claim, the answer object or a problem).
+SSE_EVENT_SCHEMA = {
+    "type": "object",
+    "required": ["event", "data"],
+    "properties": {
+        "event": {"type": "string", "enum": ["draft", "claim", "verdict", "error"]},
+        "data": {"type": "string"},
+        "id": {"type": "string"},
+    },
+}
+
 _STREAM_DESCRIPTION = (
     "With `stream: true` or `Accept: text/event-stream` the response is `text/event-stream`: "
     "`draft` events carry text increments (`unverified: true`, nothing in them has been checked), "
@@ -31,7 +42,7 @@ _STREAM_DESCRIPTION = (
     summary="Answer a question from the evidence",
     description=_STREAM_DESCRIPTION,
     responses={
-        200: {"content": {"text/event-stream": {"schema": {"type": "string"}}}},
+        200: {"content": {"text/event-stream": {"schema": SSE_EVENT_SCHEMA}}},
         **problem_responses(400, 413, 415, 422, 429, 503),
     },
 )

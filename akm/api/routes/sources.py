@@ -30,7 +30,7 @@ def list_sources(
 @router.post(
     "/v1/sources/reverify",
     summary="Re-read sources and re-verify what relied on them (one source, or all)",
-    responses=problem_responses(413, 415, 503),
+    responses=problem_responses(400, 413, 415, 503),
 )
 async def reverify_sources(
     audit: AuditDep,
