@@ -15,7 +15,13 @@ from akm import __version__
 from akm.settings import Settings, load_settings
 
 # Order is the order shown in --help.
-COMMAND_MODULES: tuple[str, ...] = ("akm.cli.validate", "akm.cli.ingest", "akm.cli.bench")
+COMMAND_MODULES: tuple[str, ...] = (
+    "akm.cli.validate",
+    "akm.cli.ingest",
+    "akm.cli.ask",
+    "akm.cli.serve",
+    "akm.cli.bench",
+)
 
 EXIT_OK = 0
 EXIT_INVALID = 1

@@ -1,0 +1,169 @@
+"""``akm ask "QUESTION"``: a grounded answer with claim states, citations, verdict and packet ID.
+
+On an empty store the bundled corpus (the manifest's roots, by default ``docs/``) is ingested
+first. ``--json`` prints one object ``{answer, claims, verdict, packetId, packet, decode}``.
+
+Exit status: 0 answered (whatever the verdict), 2 bad input, manifest or database,
+3 a model could not be loaded, 4 the service built an invalid packet (a bug; nothing stored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, get_args
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from akm.answer import AnswerOptions, AnswerResult, answer
+from akm.contract.models import FusionMethod
+from akm.ingest import IngestError, ingest
+from akm.manifest import ManifestError
+from akm.packet import InvalidPacketError
+from akm.retrieval.lanes import ALL_LANES
+from akm.retrieval.orchestrate import UnknownLaneError
+from akm.retrieval.query import QueryError
+from akm.runtime import ModelUnavailableError, Runtime
+from akm.settings import Settings
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+EXIT_MODEL = 3
+EXIT_INVALID_PACKET = 4
+_MARKS = {
+    "supported": "supported",
+    "unsupported": "UNSUPPORTED",
+    "contradicted": "CONTRADICTED",
+    "conflicted": "CONFLICTED",
+}
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "ask",
+        help="answer a question from directly read evidence, with every claim checked",
+        description=(
+            "Retrieve, fuse and directly re-read passages, generate an answer from them with the speculative "
+            "decoder, check every claim of the answer against the passages, and store the EvidencePacket. "
+            "On an empty store the manifest's sources (the bundled docs/) are ingested first."
+        ),
+    )
+    parser.add_argument("question", help="the question, in quotes")
+    parser.add_argument("--json", action="store_true", help="print one JSON object with the full packet")
+    parser.add_argument("--strict", action="store_true", help="return only the supported claims")
+    parser.add_argument("--max-new-tokens", type=int, metavar="N", help="answer length limit in tokens")
+    parser.add_argument("--temperature", type=float, default=0.0, metavar="T", help="0 = greedy (default)")
+    parser.add_argument("--seed", type=int, metavar="S", help="sampling seed")
+    parser.add_argument(
+        "--lanes",
+        nargs="+",
+        metavar="LANE",
+        help=f"lanes to run (default: by query class): {', '.join(ALL_LANES)}",
+    )
+    parser.add_argument(
+        "--fusion", choices=get_args(FusionMethod), help="fusion method (default: the manifest's)"
+    )
+    parser.add_argument(
+        "--max-rows", type=int, default=4, metavar="N", help="fused rows read into the prompt"
+    )
+    parser.set_defaults(handler=run_ask)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"akm ask: {message}", file=sys.stderr)
+    return code
+
+
+def run_ask(args: argparse.Namespace, settings: Settings) -> int:
+    try:
+        options = AnswerOptions(
+            lanes=tuple(args.lanes) if args.lanes else None,
+            fusion_method=args.fusion,
+            max_rows=args.max_rows,
+            max_new_tokens=args.max_new_tokens or settings.max_new_tokens,
+            temperature=args.temperature,
+            seed=args.seed,
+            strict=args.strict,
+        )
+    except ValueError as error:
+        return _fail(str(error), EXIT_USAGE)
+    runtime = Runtime.from_settings(settings)
+    try:
+        return _ask(args, runtime, options)
+    except (QueryError, UnknownLaneError) as error:
+        return _fail(str(error), EXIT_USAGE)
+    except (ManifestError, IngestError) as error:
+        return _fail(str(error), EXIT_USAGE)
+    except (SQLAlchemyError, OSError) as error:
+        return _fail(f"store unavailable: {error}", EXIT_USAGE)
+    except ModelUnavailableError as error:
+        return _fail(str(error), EXIT_MODEL)
+    except InvalidPacketError as error:
+        return _fail(f"internal error, nothing was stored: {error}", EXIT_INVALID_PACKET)
+    finally:
+        runtime.close()
+
+
+def _ask(args: argparse.Namespace, runtime: Runtime, options: AnswerOptions) -> int:
+    store, manifest = runtime.store, runtime.manifest
+    if store.count_current_chunks() == 0:
+        print("akm ask: the store is empty; ingesting the bundled corpus first", file=sys.stderr)
+        report = ingest(store, manifest, embedder=runtime.embedder)
+        print(f"akm ask: {report.summary_lines()[0]}", file=sys.stderr)
+    result = answer(
+        args.question,
+        options,
+        store=store,
+        manifest=manifest,
+        embedder=runtime.embedder,
+        generator=runtime.generator,
+        verifier=runtime.verifier,
+    )
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+    else:
+        print("\n".join(render(result)))
+    return EXIT_OK
+
+
+def decode_summary(decode: dict[str, Any]) -> str:
+    """One line: speed, the speed-up over plain decoding and how many drafts were accepted."""
+    if "new_tokens" not in decode:
+        return "decode: no statistics"
+    estimated = decode.get("estimated_speedup")
+    by_calls = decode.get("speedup_by_calls")
+    speedup = (
+        f"~{estimated:.2f}x over plain (estimated from measured verify cost)"
+        if isinstance(estimated, float)
+        else f"{by_calls:.2f} tokens per target call"
+        if isinstance(by_calls, float)
+        else "speed-up unknown"
+    )
+    return (
+        f"decode: {decode['new_tokens']} tokens in {decode.get('wall_s', 0.0):.2f} s "
+        f"({decode.get('tokens_per_s', 0.0):.1f} tokens/s), {decode.get('target_calls', 0)} target calls "
+        f"({decode['new_tokens'] / max(decode.get('target_calls', 1), 1):.2f} tokens/call), {speedup}, "
+        f"mean accepted length {decode.get('mean_accepted_length', 0.0):.2f}"
+    )
+
+
+def render(result: AnswerResult) -> list[str]:
+    lines = ["Answer:", f"  {result.answer or '(no answer)'}", "", "Claims:"]
+    if not result.claims:
+        lines.append("  (none)")
+    for claim in result.claims:
+        lines.append(f"  [{_MARKS[claim.status]}] {claim.text}  ({claim.importance} {claim.claim_class})")
+        for citation in claim.citations:
+            number = f"E{citation.number} " if citation.number is not None else ""
+            lines.append(
+                f"      {claim.citation_mode} {number}{citation.source_path} {citation.locator} "
+                f"@ {citation.revision} ({citation.evidence_id})"
+            )
+    verification = result.packet.verification
+    lines += ["", f"Verdict: {verification.verdict}"]
+    lines += [f"  - {reason}" for reason in verification.verdict_reasons]
+    lines += [f"Packet: {result.packet_id}", decode_summary(result.decode)]
+    timings = ", ".join(f"{name.replace('_', ' ')} {ms:.0f} ms" for name, ms in result.timings_ms.items())
+    lines.append(f"latency: {timings}")
+    return lines

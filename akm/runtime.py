@@ -1,0 +1,122 @@
+"""Process-wide handles: the store, the manifest, the embedder, the verifier and the target model.
+
+Each is created once, on first use, and injected into the functions that need it, so a command
+that never generates text never loads a language model. A model that cannot be loaded becomes a
+:class:`ModelUnavailableError` naming the model and the reason, never a traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from akm.embedding import Embedder, EmbeddingModelError, load_embedder
+from akm.manifest import Manifest, load_manifest
+from akm.settings import Settings
+from akm.store import EvidenceStore, open_store
+from akm.verify import ClaimVerifier, LexicalClaimVerifier, NLIModelError, NLIVerifier, StrictestOf
+
+if TYPE_CHECKING:
+    from akm.answer import SpeculativeAnswerGenerator
+
+
+class ModelUnavailableError(RuntimeError):
+    """A configured model (target, embedder or NLI) could not be loaded."""
+
+    def __init__(self, kind: str, name: str, reason: str) -> None:
+        self.kind = kind
+        self.name = name
+        self.reason = reason
+        super().__init__(f"the {kind} model {name!r} could not be loaded: {reason}")
+
+
+@dataclass
+class Runtime:
+    """Lazily created handles built from one settings object."""
+
+    settings: Settings
+    _store: EvidenceStore | None = field(default=None, repr=False)
+    _manifest: Manifest | None = field(default=None, repr=False)
+    _embedder: Embedder | None = field(default=None, repr=False)
+    _embedder_loaded: bool = field(default=False, repr=False)
+    _verifier: ClaimVerifier | None = field(default=None, repr=False)
+    _generator: SpeculativeAnswerGenerator | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Runtime:
+        return cls(settings=settings)
+
+    @property
+    def store(self) -> EvidenceStore:
+        if self._store is None:
+            self._store = open_store(self.settings.resolved_database_url)
+        return self._store
+
+    @property
+    def manifest(self) -> Manifest:
+        if self._manifest is None:
+            self._manifest = load_manifest(self.settings.manifest_path)
+        return self._manifest
+
+    @property
+    def embedder(self) -> Embedder | None:
+        if not self._embedder_loaded:
+            name = self.settings.embedding_model
+            try:
+                self._embedder = None if name == "none" else load_embedder(name, device=self.settings.device)
+            except EmbeddingModelError as error:
+                raise ModelUnavailableError("embedding", name, str(error)) from error
+            self._embedder_loaded = True
+        return self._embedder
+
+    @property
+    def verifier(self) -> ClaimVerifier:
+        if self._verifier is None:
+            lexical = LexicalClaimVerifier()
+            if self.settings.nli_model:
+                try:
+                    nli = NLIVerifier.from_directory(self.settings.nli_model, device=self.settings.device)
+                except NLIModelError as error:
+                    raise ModelUnavailableError("NLI", self.settings.nli_model, str(error)) from error
+                # The NLI model can only make a verdict stricter, never grant support alone.
+                self._verifier = StrictestOf(lexical, nli)
+            else:
+                self._verifier = lexical
+        return self._verifier
+
+    @property
+    def generator(self) -> SpeculativeAnswerGenerator:
+        if self._generator is None:
+            self._generator = self._load_generator()
+        return self._generator
+
+    def _load_generator(self) -> SpeculativeAnswerGenerator:
+        from akm.answer import SpeculativeAnswerGenerator
+        from decoding.models import ModelLoadError, load_target
+
+        settings = self.settings
+        if settings.torch_threads:
+            import torch
+
+            torch.set_num_threads(settings.torch_threads)
+        try:
+            loaded = load_target(
+                settings.target_model, settings.model_cache_dir, device=settings.device, dtype=settings.dtype
+            )
+        except ModelLoadError as error:
+            raise ModelUnavailableError("target", settings.target_model, str(error)) from error
+        except (OSError, RuntimeError, ValueError) as error:
+            raise ModelUnavailableError(
+                "target", settings.target_model, f"{type(error).__name__}: {error}"
+            ) from error
+        return SpeculativeAnswerGenerator(
+            loaded.model, loaded.tokenizer, cost_cache_dir=settings.model_cache_dir
+        )
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+__all__ = ["ModelUnavailableError", "Runtime"]
