@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import itertools
 import json
@@ -12,8 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from fastapi import FastAPI
+
+from akm.api import ApiLimits, ApiServices, StoreHandle, create_app
+from akm.manifest import Manifest, load_manifest
 from akm.service.answers import AnswerEvent, AnswerRequest, CancelSignal, ModelReadiness
 from akm.service.errors import GenerationCancelledError, ModelUnavailableError
+from akm.service.scope import SourceScope
+from akm.settings import Settings, load_settings
 from akm.store import EvidenceStore, NewChunk, Rejection
 
 REPO = Path(__file__).resolve().parents[2]
@@ -239,3 +246,25 @@ def seed_store(store: EvidenceStore) -> dict[str, str]:
         "claim": old_packet["claims"][0]["claimId"],
         "hidden_claim": hidden_packet["claims"][0]["claimId"],
     }
+
+
+@functools.cache
+def default_manifest() -> Manifest:
+    return load_manifest(REPO / "config" / "manifest.yaml")
+
+
+def build_app(
+    store: EvidenceStore,
+    answers: FakeAnswerService,
+    reverify: FakeReverifyService | None = None,
+    *,
+    settings: Settings | None = None,
+    limits: ApiLimits | None = None,
+) -> FastAPI:
+    services = ApiServices(
+        store=StoreHandle(store=store),
+        scope=SourceScope(default_manifest()),
+        answers=answers,
+        reverify=reverify or FakeReverifyService(),
+    )
+    return create_app(settings or load_settings(), services, limits=limits or ApiLimits())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -11,16 +12,14 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from akm.api import ApiLimits, ApiServices, StoreHandle, create_app
-from akm.manifest import load_manifest
-from akm.service.scope import SourceScope
-from akm.settings import Settings, load_settings
-from akm.store import EvidenceStore
+from akm.api import ApiLimits
+from akm.settings import load_settings
+from akm.store import EvidenceStore, open_store
 
 # The fakes module is also imported by the uvicorn processes the server tests start
 # (with this folder on their path), so it is a plain module rather than part of a package.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from api_fakes import FakeAnswerService, FakeReverifyService, seed_store
+from api_fakes import FakeAnswerService, FakeReverifyService, build_app, seed_store
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -35,34 +34,37 @@ class ApiHarness:
     ids: dict[str, str]
 
 
-def build_app(
-    store: EvidenceStore,
-    answers: FakeAnswerService,
-    reverify: FakeReverifyService | None = None,
-    *,
-    settings: Settings | None = None,
-    limits: ApiLimits | None = None,
-) -> FastAPI:
-    services = ApiServices(
-        store=StoreHandle(store=store),
-        scope=SourceScope(load_manifest(REPO / "config" / "manifest.yaml")),
-        answers=answers,
-        reverify=reverify or FakeReverifyService(),
-    )
-    return create_app(settings or load_settings(), services, limits=limits or ApiLimits())
+@pytest.fixture(scope="session")
+def seeded_sqlite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """A seeded SQLite file made once; each test works on its own copy."""
+    path = tmp_path_factory.mktemp("seeded") / "seeded.sqlite3"
+    store = open_store(f"sqlite:///{path}")
+    ids = seed_store(store)
+    store.close()
+    return path, ids
 
 
 @pytest.fixture
-def api(sqlite_store: EvidenceStore, tmp_path: Path) -> Iterator[ApiHarness]:
-    ids = seed_store(sqlite_store)
-    answers = FakeAnswerService(sqlite_store)
+def seeded_store(seeded_sqlite: tuple[Path, dict[str, str]], tmp_path: Path) -> Iterator[EvidenceStore]:
+    copy = tmp_path / "store.sqlite3"
+    shutil.copyfile(seeded_sqlite[0], copy)
+    store = open_store(f"sqlite:///{copy}")
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def api(
+    seeded_store: EvidenceStore, seeded_sqlite: tuple[Path, dict[str, str]], tmp_path: Path
+) -> Iterator[ApiHarness]:
+    answers = FakeAnswerService(seeded_store)
     reverify = FakeReverifyService()
     app = build_app(
-        sqlite_store,
+        seeded_store,
         answers,
         reverify,
         settings=load_settings(data_dir=tmp_path),
         limits=ApiLimits(max_body_bytes=32_768),
     )
     with TestClient(app, raise_server_exceptions=False) as client:
-        yield ApiHarness(app, client, sqlite_store, answers, reverify, ids)
+        yield ApiHarness(app, client, seeded_store, answers, reverify, dict(seeded_sqlite[1]))

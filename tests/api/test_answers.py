@@ -9,8 +9,8 @@ import time
 from typing import Any
 
 import pytest
-from api_fakes import DRAFT_WORDS, FakeAnswerService
-from conftest import ApiHarness, build_app
+from api_fakes import DRAFT_WORDS, FakeAnswerService, build_app
+from conftest import ApiHarness
 from fastapi.testclient import TestClient
 from test_routes import assert_problem
 
@@ -89,10 +89,10 @@ def test_question_at_the_limit_is_accepted(api: ApiHarness) -> None:
     assert api.client.post("/v1/answers", json={"question": "x" * 4000}).status_code == 200
 
 
-def test_generation_beyond_the_limit_waits_then_gets_429(sqlite_store: EvidenceStore) -> None:
+def test_generation_beyond_the_limit_waits_then_gets_429(seeded_store: EvidenceStore) -> None:
     gate_open = threading.Event()
-    answers = FakeAnswerService(sqlite_store, block=gate_open)
-    app = build_app(sqlite_store, answers, limits=ApiLimits(generation_concurrency=1, generation_wait_s=0.3))
+    answers = FakeAnswerService(seeded_store, block=gate_open)
+    app = build_app(seeded_store, answers, limits=ApiLimits(generation_concurrency=1, generation_wait_s=0.3))
     results: dict[str, int] = {}
     with TestClient(app) as client:
         first = threading.Thread(
@@ -120,9 +120,9 @@ def test_generation_beyond_the_limit_waits_then_gets_429(sqlite_store: EvidenceS
     assert len(answers.stored) == 2
 
 
-def test_requests_within_the_limit_wait_for_a_slot(sqlite_store: EvidenceStore) -> None:
-    answers = FakeAnswerService(sqlite_store, word_delay_s=0.02)
-    app = build_app(sqlite_store, answers, limits=ApiLimits(generation_concurrency=2, generation_wait_s=10))
+def test_requests_within_the_limit_wait_for_a_slot(seeded_store: EvidenceStore) -> None:
+    answers = FakeAnswerService(seeded_store, word_delay_s=0.02)
+    app = build_app(seeded_store, answers, limits=ApiLimits(generation_concurrency=2, generation_wait_s=10))
     with TestClient(app) as client:
         threads = [
             threading.Thread(target=lambda: client.post("/v1/answers", json={"question": QUESTION}))
@@ -137,11 +137,11 @@ def test_requests_within_the_limit_wait_for_a_slot(sqlite_store: EvidenceStore) 
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
-def test_unavailable_model_is_503(sqlite_store: EvidenceStore, stream: bool) -> None:
+def test_unavailable_model_is_503(seeded_store: EvidenceStore, stream: bool) -> None:
     answers = FakeAnswerService(
-        sqlite_store, fail_with=ModelUnavailableError("the target model 'x' could not be loaded")
+        seeded_store, fail_with=ModelUnavailableError("the target model 'x' could not be loaded")
     )
-    with TestClient(build_app(sqlite_store, answers)) as client:
+    with TestClient(build_app(seeded_store, answers)) as client:
         response = client.post("/v1/answers", json={"question": QUESTION, "stream": stream})
         problem = assert_problem(response, 503, "model-unavailable")
         assert problem["detail"] == "the target model 'x' could not be loaded"
@@ -152,19 +152,19 @@ def test_unavailable_model_is_503(sqlite_store: EvidenceStore, stream: bool) -> 
         assert client.post("/v1/answers", json={"question": QUESTION}).status_code == 503
 
 
-def test_model_load_failure_at_startup_keeps_the_worker_serving(sqlite_store: EvidenceStore) -> None:
-    answers = FakeAnswerService(sqlite_store, fail_with=ModelUnavailableError("no weights"))
-    app = build_app(sqlite_store, answers, limits=ApiLimits(load_models_at_startup=True))
+def test_model_load_failure_at_startup_keeps_the_worker_serving(seeded_store: EvidenceStore) -> None:
+    answers = FakeAnswerService(seeded_store, fail_with=ModelUnavailableError("no weights"))
+    app = build_app(seeded_store, answers, limits=ApiLimits(load_models_at_startup=True))
     with TestClient(app) as client:
         assert client.get("/healthz").status_code == 200
         assert_problem(client.get("/readyz"), 503, "not-ready")
 
 
-def test_unreachable_store_is_503(sqlite_store: EvidenceStore) -> None:
+def test_unreachable_store_is_503(seeded_store: EvidenceStore) -> None:
     services = ApiServices(
         store=StoreHandle("postgresql://akm@127.0.0.1:1/akm?connect_timeout=2"),
         scope=EVERYTHING,
-        answers=FakeAnswerService(sqlite_store),
+        answers=FakeAnswerService(seeded_store),
         reverify=None,  # type: ignore[arg-type]
     )
     with TestClient(create_app(load_settings(), services)) as client:
@@ -214,10 +214,10 @@ async def _stream_until_disconnect(app: Any, drafts_before_leaving: int) -> list
     return chunks
 
 
-def test_disconnect_stops_generation_and_stores_nothing(sqlite_store: EvidenceStore) -> None:
-    answers = FakeAnswerService(sqlite_store, word_delay_s=0.05)
-    app = build_app(sqlite_store, answers)
-    packets_before = sqlite_store.count_packets()
+def test_disconnect_stops_generation_and_stores_nothing(seeded_store: EvidenceStore) -> None:
+    answers = FakeAnswerService(seeded_store, word_delay_s=0.05)
+    app = build_app(seeded_store, answers)
+    packets_before = seeded_store.count_packets()
     chunks = asyncio.run(_stream_until_disconnect(app, drafts_before_leaving=2))
     deadline = time.monotonic() + 5
     while answers.running and time.monotonic() < deadline:
@@ -227,7 +227,7 @@ def test_disconnect_stops_generation_and_stores_nothing(sqlite_store: EvidenceSt
     assert answers.cancelled == 1
     assert answers.words_drafted < len(DRAFT_WORDS)
     assert answers.stored == []
-    assert sqlite_store.count_packets() == packets_before
+    assert seeded_store.count_packets() == packets_before
     # The slot was handed back: the next answer runs.
     with TestClient(app) as client:
         assert client.post("/v1/answers", json={"question": QUESTION}).status_code == 200

@@ -7,14 +7,12 @@ an RFC 9457 problem document.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import schemathesis
-from api_fakes import FakeAnswerService, seed_store
-from conftest import build_app
+from api_fakes import FakeAnswerService, build_app
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
@@ -25,7 +23,7 @@ from schemathesis.specs.openapi.checks import (
 
 from akm.api import ApiLimits
 from akm.settings import load_settings
-from akm.store import open_store
+from akm.store import EvidenceStore
 
 MAX_EXAMPLES = 25
 PROBLEM_FIELDS = {"type", "title", "status"}
@@ -37,17 +35,13 @@ schema = schemathesis.openapi.from_path(REPO / "docs" / "openapi.json")
 
 
 @pytest.fixture
-def fuzz_app(tmp_path: Path) -> Iterator[Any]:
-    store = open_store(f"sqlite:///{tmp_path / 'fuzz.sqlite3'}")
-    seed_store(store)
-    app = build_app(
-        store,
-        FakeAnswerService(store),
+def fuzz_app(seeded_store: EvidenceStore, tmp_path: Path) -> Any:
+    return build_app(
+        seeded_store,
+        FakeAnswerService(seeded_store),
         settings=load_settings(data_dir=tmp_path),
         limits=ApiLimits(generation_wait_s=5.0),
     )
-    yield app
-    store.close()
 
 
 @schema.parametrize()

@@ -312,7 +312,7 @@ def test_metrics_count_requests_by_route_and_status(api: ApiHarness) -> None:
 
 
 def test_each_app_has_its_own_metrics(api: ApiHarness) -> None:
-    from conftest import build_app
+    from api_fakes import build_app
     from fastapi.testclient import TestClient
 
     api.client.get("/healthz")
