@@ -23,22 +23,18 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from akm.claims import extract_claims
 from akm.contract.ids import packet_id as make_packet_id
 from akm.contract.ids import utc_now_iso
-from akm.contract.models import EvidencePacket, EvidenceRow, FusionMethod, ReadMethod, Verdict
+from akm.contract.models import EvidencePacket, EvidenceRow, FusionMethod, Verdict
 from akm.direct_read import (
     DirectReadOutcome,
-    FileSourceReader,
-    ReadResult,
-    SourceLocation,
-    SourceReader,
-    SourceUnreadableError,
     direct_read,
 )
 from akm.embedding import Embedder
 from akm.fusion import FusionResult, FusionSettings, expand_winners, fuse, store_neighbours
 from akm.manifest import Manifest
-from akm.packet import assemble_packet, important_claim_classes
+from akm.packet import assemble_packet, important_claim_classes, record_history
 from akm.retrieval.orchestrate import retrieve
-from akm.store import EvidenceStore, Rejection, StoreTransaction
+from akm.source_readers import RootReaders
+from akm.store import EvidenceStore, Rejection
 from akm.support import (
     ClaimAssessment,
     ClaimOutcome,
@@ -188,32 +184,6 @@ class SpeculativeAnswerGenerator:
         if curve is None or decode_s <= 0 or new_tokens <= 1:
             return None
         return (new_tokens - 1) * curve.seconds[0] / decode_s
-
-
-class RootReaders:
-    """Direct-read dispatch by the row's root alias (``akm:<alias>:<path>`` source IDs)."""
-
-    def __init__(self, manifest: Manifest, reader_id: str = "akm.direct_read") -> None:
-        self.reader_id = reader_id
-        self.readers = {
-            alias: FileSourceReader(root, reader_id=reader_id)
-            for alias, root in manifest.root_aliases().items()
-        }
-
-    def for_row(self, row: EvidenceRow) -> SourceReader:
-        parts = row.source.source_id.split(":", 2)
-        reader = self.readers.get(parts[1]) if len(parts) == 3 else None
-        return reader if reader is not None else _NoReader(self.reader_id)
-
-
-class _NoReader:
-    read_method: ReadMethod = "other"
-
-    def __init__(self, reader_id: str) -> None:
-        self.reader_id = reader_id
-
-    def read(self, location: SourceLocation) -> ReadResult:
-        raise SourceUnreadableError(f"no manifest root can read {location.path}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -531,23 +501,6 @@ def _answered(
     )
 
 
-def record_history(tx: StoreTransaction, rows: Sequence[EvidenceRow], packet_id: str, since: int = 0) -> None:
-    """Append each row's history events (from position ``since``) to the event log."""
-    for row in rows:
-        history = row.verification.history or ()
-        for index in range(since, len(history)):
-            event = history[index]
-            tx.record_verification_event(
-                evidence_id=row.evidence_id,
-                from_state=history[index - 1].state if index > 0 else None,
-                to_state=event.state,
-                actor=event.by,
-                reason=event.reason,
-                packet_id=packet_id,
-                detail={"historyIndex": index},
-            )
-
-
 def save_answer(
     store: EvidenceStore,
     packet: EvidencePacket,
@@ -600,12 +553,10 @@ __all__ = [
     "Citation",
     "EvidencePrompt",
     "GeneratedAnswer",
-    "RootReaders",
     "SpeculativeAnswerGenerator",
     "answer",
     "build_prompt",
     "merged_duplicates",
-    "record_history",
     "save_answer",
     "source_path",
 ]

@@ -54,6 +54,7 @@ from akm.contract.models import (
 from akm.contract.rules import check_packet
 from akm.contract.schema import FORMAT_CHECKER, UPSTREAM_SCHEMA_PATH, project_schema
 from akm.manifest import Manifest
+from akm.store import StoreTransaction
 
 PACKET_VERIFIER = "akm.packet"
 REFERENCE_SCHEMA_PATH = (
@@ -243,9 +244,13 @@ def assemble_packet(
     measured_metrics: Mapping[str, int | float | None] | None = None,
     run_sequence: int = 1,
     project: PacketProject | None = None,
+    context_reasons: Sequence[str] = (),
     at: str | None = None,
 ) -> EvidencePacket:
-    """Decide the verdict, build the packet and validate it; raises InvalidPacketError."""
+    """Decide the verdict, build the packet and validate it; raises InvalidPacketError.
+
+    ``context_reasons`` come first among the verdict reasons (e.g. why a packet was re-verified).
+    """
     moment = at or utc_now_iso()
     decision = decide_verdict(
         manifest=manifest,
@@ -258,6 +263,13 @@ def assemble_packet(
         direct_read_queue=direct_read_queue,
         checksum_mismatches=checksum_mismatches,
     )
+    if context_reasons:
+        decision = VerdictDecision(
+            decision.verdict,
+            (*context_reasons, *decision.reasons),
+            decision.rollback_required,
+            decision.rollback_reason,
+        )
     packet = build_packet(
         task_id=task_id,
         query=query,
@@ -311,6 +323,23 @@ def ensure_valid(packet: EvidencePacket) -> dict[str, Any]:
     return document
 
 
+def record_history(tx: StoreTransaction, rows: Sequence[EvidenceRow], packet_id: str, since: int = 0) -> None:
+    """Append each row's history events (from position ``since``) to the event log."""
+    for row in rows:
+        history = row.verification.history or ()
+        for index in range(since, len(history)):
+            event = history[index]
+            tx.record_verification_event(
+                evidence_id=row.evidence_id,
+                from_state=history[index - 1].state if index > 0 else None,
+                to_state=event.state,
+                actor=event.by,
+                reason=event.reason,
+                packet_id=packet_id,
+                detail={"historyIndex": index},
+            )
+
+
 __all__ = [
     "PACKET_VERIFIER",
     "REFERENCE_SCHEMA_PATH",
@@ -323,4 +352,5 @@ __all__ = [
     "packet_findings",
     "packet_policies",
     "packet_project",
+    "record_history",
 ]

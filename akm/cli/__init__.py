@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "akm.cli.validate",
     "akm.cli.ingest",
     "akm.cli.ask",
+    "akm.cli.reverify",
     "akm.cli.serve",
     "akm.cli.bench",
 )

@@ -22,6 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from akm.embedding import Embedder, EmbeddingModelError, load_embedder
 from akm.ingest import IngestError, IngestProgress, IngestReport, ingest, ingest_corpus
 from akm.manifest import ManifestError, load_manifest
+from akm.reverify import reverify_sources
 from akm.settings import Settings
 from akm.store import open_store
 
@@ -117,6 +118,11 @@ def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
             report = ingest(
                 store, manifest, args.paths or None, embedder=embedder, progress=progress, **kwargs
             )
+            # Changed or deleted sources invalidate what was verified against them.
+            for line in reverify_sources(
+                store, manifest, report.changed_source_ids + report.deleted_source_ids
+            ):
+                print(line, file=sys.stderr)
     except (ManifestError, IngestError, EmbeddingModelError) as error:
         print(f"akm ingest: {error}", file=sys.stderr)
         return EXIT_USAGE

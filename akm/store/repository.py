@@ -1174,6 +1174,50 @@ class EvidenceStore:
         with self._reading() as session:
             return int(session.scalar(select(func.count()).select_from(PacketRecord)) or 0)
 
+    # ---- re-verification dependencies -------------------------------------------------------
+
+    def dependents_of_source(self, source_id: str, revision: str | None = None) -> list[SourceDependent]:
+        """Packets and claims that rely on rows of ``source_id`` (read at ``revision`` when given)."""
+        query = (
+            select(
+                ClaimSupport.packet_id,
+                PacketRecord.task_id,
+                ClaimSupport.claim_id,
+                ClaimSupport.evidence_id,
+                EvidenceRowRecord.source_revision,
+                ClaimSupport.label,
+            )
+            .join(EvidenceRowRecord, EvidenceRowRecord.evidence_id == ClaimSupport.evidence_id)
+            .join(PacketRecord, PacketRecord.packet_id == ClaimSupport.packet_id)
+            .where(EvidenceRowRecord.source_id == source_id)
+        )
+        if revision is not None:
+            query = query.where(EvidenceRowRecord.source_revision == revision)
+        with self._reading() as session:
+            rows = session.execute(query.order_by(ClaimSupport.id)).all()
+        return [
+            SourceDependent(
+                packet_id=row[0],
+                task_id=row[1],
+                claim_id=row[2],
+                evidence_id=row[3],
+                revision=row[4],
+                label=row[5],
+            )
+            for row in rows
+        ]
+
+    def packets_of_task(self, task_id: str) -> list[str]:
+        """Packet ids of one task, oldest first (a re-verification appends a packet to its task)."""
+        with self._reading() as session:
+            return list(
+                session.scalars(
+                    select(PacketRecord.packet_id)
+                    .where(PacketRecord.task_id == task_id)
+                    .order_by(PacketRecord.generated_at, PacketRecord.packet_id)
+                )
+            )
+
 
 @dataclass(frozen=True)
 class SourceInfo:
@@ -1190,6 +1234,18 @@ class SourceInfo:
     first_seen_at: datetime
     deleted_at: datetime | None
     versions: tuple[SourceVersionInfo, ...]
+
+
+@dataclass(frozen=True)
+class SourceDependent:
+    """One claim of one packet relying on a row of a source revision."""
+
+    packet_id: str
+    task_id: str
+    claim_id: str
+    evidence_id: str
+    revision: str | None
+    label: str | None
 
 
 @dataclass(frozen=True)

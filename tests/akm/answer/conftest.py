@@ -1,0 +1,71 @@
+"""A temporary copy of the bundled corpus with its own manifest and store, and fixed-text generators."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from akm.answer import EvidencePrompt, GeneratedAnswer
+from akm.embedding import Embedder, load_embedder
+from akm.ingest import ingest
+from akm.manifest import Manifest, load_manifest
+from akm.settings import PROJECT_ROOT
+from akm.store import EvidenceStore, open_store
+
+REFERENCE_SCHEMA = PROJECT_ROOT.parent / "shared" / "reference" / "akm" / "evidence-row.schema.json"
+CAP_SENTENCE = "The manifest also sets the per-source cap (2 rows per source)."
+
+
+@dataclass
+class FixedGenerator:
+    """Returns a fixed answer and remembers the prompts it was given."""
+
+    text: str
+    prompts: list[EvidencePrompt] = field(default_factory=list)
+
+    def generate(
+        self, prompt: EvidencePrompt, *, max_new_tokens: int, temperature: float, seed: int | None
+    ) -> GeneratedAnswer:
+        self.prompts.append(prompt)
+        return GeneratedAnswer(text=self.text, decode={"new_tokens": 0, "source": "fixed"})
+
+
+@dataclass
+class Corpus:
+    root: Path
+    manifest: Manifest
+    store: EvidenceStore
+    embedder: Embedder
+
+    def reload_manifest(self) -> None:
+        self.manifest = load_manifest(self.root / "config" / "manifest.yaml")
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Iterator[Corpus]:
+    root = tmp_path / "project"
+    shutil.copytree(PROJECT_ROOT / "docs", root / "docs")
+    (root / "config").mkdir()
+    shutil.copy(PROJECT_ROOT / "config" / "manifest.yaml", root / "config" / "manifest.yaml")
+    store = open_store(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    embedder = load_embedder("hashing")
+    manifest = load_manifest(root / "config" / "manifest.yaml")
+    ingest(store, manifest, embedder=embedder)
+    yield Corpus(root=root, manifest=manifest, store=store, embedder=embedder)
+    store.close()
+
+
+def assert_upstream_valid(document: dict[str, Any]) -> None:
+    """The packet validates against the shared upstream schema (skips when it is absent)."""
+    if not REFERENCE_SCHEMA.is_file():
+        pytest.skip(f"upstream schema not found at {REFERENCE_SCHEMA}")
+    schema = json.loads(REFERENCE_SCHEMA.read_text(encoding="utf-8"))
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(document), key=str)
+    assert [error.message for error in errors] == []
