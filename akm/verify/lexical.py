@@ -25,15 +25,16 @@ from akm.claims.segmentation import TextSpan, sentence_spans
 from akm.verify.judgement import SupportJudgement, SupportLabel
 from akm.verify.wording import (
     Word,
+    compares,
     direction_neighbours,
     directions,
     form_set,
     hedged,
-    is_content,
     is_content_in,
     is_entity,
     is_polar,
     negated_words,
+    non_assertive,
     opposed_terms,
     stem,
     word_found,
@@ -99,14 +100,15 @@ class LexicalClaimVerifier:
     rather than a gap. ``max_window_sentences``: how many consecutive sentences may align.
     """
 
-    support_coverage: float = 0.9
+    support_coverage: float = 0.8
     contradiction_coverage: float = 0.75
     max_window_sentences: int = 2
+    joined_sentence_charge: float = 0.1
     reject_hedged_passages: bool = True
 
-    def align(self, claim_words: list[Word], passage: str) -> Alignment | None:
-        """The best window: highest coverage, then fewest sentences, then earliest."""
-        content = [word for word in claim_words if is_content(word)]
+    def align(self, claim: str, claim_words: list[Word], passage: str) -> Alignment | None:
+        """The best window: highest coverage (less the joined-sentence charge), then fewest sentences, then earliest."""
+        content = [word for word in claim_words if is_content_in(word, claim)]
         sentences = sentence_spans(passage)
         best: Alignment | None = None
         for size in range(1, self.max_window_sentences + 1):
@@ -115,16 +117,23 @@ class LexicalClaimVerifier:
                 forms = form_set(words(passage, span.start, span.end))
                 missing = tuple(word.surface for word in content if not word_found(word, forms))
                 coverage = (len(content) - len(missing)) / len(content) if content else 0.0
-                if best is None or coverage > best.coverage + 1e-12:
+                if (
+                    best is None
+                    or self._credit(coverage, size) > self._credit(best.coverage, best.sentences) + 1e-12
+                ):
                     best = Alignment(span, size, coverage, missing)
         return best
 
+    def _credit(self, coverage: float, sentences: int) -> float:
+        """Coverage less a charge per joined sentence: more text, more chance matches."""
+        return coverage - self.joined_sentence_charge * (sentences - 1)
+
     def verify(self, claim: str, passage: str) -> SupportJudgement:
         claim_words = words(claim)
-        content = [word for word in claim_words if is_content(word)]
+        content = [word for word in claim_words if is_content_in(word, claim)]
         if not content:
             return SupportJudgement("insufficient", None, "the claim has no content words to check", "claim")
-        alignment = self.align(claim_words, passage)
+        alignment = self.align(claim, claim_words, passage)
         if alignment is None:
             return SupportJudgement("insufficient", None, "the passage has no sentences", "alignment")
         span = (alignment.span.start, alignment.span.end)
@@ -154,12 +163,28 @@ class LexicalClaimVerifier:
         ]
         if absent:
             return judged("insufficient", "entity", f"names not in the passage: {', '.join(absent)}")
-        if alignment.coverage < self.support_coverage:
+        needed = self.support_coverage + self.joined_sentence_charge * (alignment.sentences - 1)
+        if alignment.coverage < needed - 1e-12:
             return judged(
                 "insufficient",
                 "coverage",
                 f"best window covers {alignment.coverage:.0%} of the claim's content words"
-                f" (needs {self.support_coverage:.0%}); missing: {', '.join(alignment.missing)}",
+                f" (needs {needed:.0%}); missing: {', '.join(alignment.missing)}",
+            )
+        absent_polar = [word.surface for word in content if is_polar(word) and not word_found(word, forms)]
+        if absent_polar:
+            return judged(
+                "insufficient",
+                "polarity",
+                f"the passage does not state the claim's {', '.join(absent_polar)}",
+            )
+        if compares(claim) and not compares(window_text):
+            return judged(
+                "insufficient", "comparison", "the claim compares but the passage states no comparison"
+            )
+        if non_assertive(window_text):
+            return judged(
+                "insufficient", "assertion", "the passage states an aim, question or method, not a finding"
             )
         if self.reject_hedged_passages and hedged(window_words) and not hedged(claim_words):
             return judged("insufficient", "hedge", "the passage hedges what the claim asserts")
@@ -217,9 +242,16 @@ class LexicalClaimVerifier:
             return "negation differs: the passage negates " + ", ".join(sorted(window_scope)), (), clean
         if claim_scope and not claim_scope & window_scope:
             return "negation differs: claim and passage negate different things", (), False
-        if claim_scope & window_scope & affirmed:
-            mixed = ", ".join(sorted(claim_scope & window_scope & affirmed))
-            return f"negation is ambiguous: the passage both states and negates {mixed}", (), False
+        claim_scoped_positions = {word.start for word in claim_scoped}
+        claim_affirmed = {
+            stem(word.joined) for word in content_words if word.start not in claim_scoped_positions
+        }
+        # A term the passage both states and negates, where the claim only negates it, leaves
+        # open which statement the claim's negation matches.
+        mixed = (claim_scope & window_scope & affirmed) - claim_affirmed
+        if mixed:
+            terms = ", ".join(sorted(mixed))
+            return f"negation is ambiguous: the passage both states and negates {terms}", (), False
         claim_directions, window_directions = directions(claim_words), directions(window_words)
         if (
             len(claim_directions) == 1

@@ -53,7 +53,7 @@ ANTONYM_PAIRS: tuple[tuple[str, str], ...] = (
     ("harmful", "beneficial"),
     ("safe", "unsafe"),
 )
-_NEGATING_PREFIXES: tuple[str, ...] = ("in", "un", "non", "dis", "im", "ir", "il", "anti")
+_NEGATING_PREFIXES: tuple[str, ...] = ("in", "un", "non", "dis", "im", "ir", "il", "anti", "de")
 _WORD = re.compile(r"[^\W_]+(?:['’][a-z]+)?(?:[-/][^\W_]+)*")
 _IRREGULAR: dict[str, str] = {
     "mice": "mouse",
@@ -330,8 +330,16 @@ def opposed_terms(claim_forms: set[str], passage_forms: set[str]) -> tuple[str, 
     return None
 
 
+_PRIVATIVE_ADJECTIVE = re.compile(
+    r"(?:in|un|non|im|ir|il|dis)-?[a-z]{3,}(?:ate|ive|able|ible|ent|ant|al|ful|ous|ic|ar)"
+)
+
+
 def is_polar(word: Word, extra_terms: tuple[str, ...] = ()) -> bool:
-    """True when the word states a direction or one side of an antonym pair (or is one of ``extra_terms``)."""
+    """True when the word states a direction, one side of an antonym pair, a negated adjective
+    ("inaccurate", "ineffective", "unstable") or is one of ``extra_terms``."""
+    if _PRIVATIVE_ADJECTIVE.fullmatch(word.lower):
+        return True
     antonyms = {term for pair in ANTONYM_PAIRS for term in pair}
     for form in (word.joined, *word.parts):
         stemmed = stem(form)
@@ -345,3 +353,30 @@ def is_polar(word: Word, extra_terms: tuple[str, ...] = ()) -> bool:
         if form in DIRECTION_UP or form in DIRECTION_DOWN:
             return True
     return False
+
+
+# Sentences that state an aim, a question or a method assert no finding.
+_NON_ASSERTIVE = re.compile(
+    r"\bwhether\b|\?|^\s*(?:OBJECTIVES?|AIMS?|PURPOSE|QUESTION|DESIGN|METHODS?)\b|"
+    r"\b(?:to|we) (?:assess|determine|examine|evaluate|investigate|explore|compare|test|study|"
+    r"review|analy[sz]e|estimate|measure|quantify|characteri[sz]e|identify)(?:d|ed)?\b|"
+    r"\b(?:aims?|aimed|objectives?|purpose|goal) (?:was|is|of|to)\b",
+    re.IGNORECASE,
+)
+
+
+def non_assertive(text: str) -> bool:
+    """True when the text states an aim, a question or a method rather than a finding."""
+    return bool(_NON_ASSERTIVE.search(text))
+
+
+_COMPARISON = re.compile(
+    r"\bthan\b|\bcompared (?:to|with)\b|\bin comparison\b|\bversus\b|\bvs\.?|\brelative to\b|"
+    r"\b(?:superior|inferior|similar|equal|equivalent|identical) to\b|\bas \w+ as\b",
+    re.IGNORECASE,
+)
+
+
+def compares(text: str) -> bool:
+    """True when the text compares two things ("more effective than", "compared with", "as X as")."""
+    return bool(_COMPARISON.search(text))
