@@ -48,21 +48,27 @@ def postgres_server_url() -> Iterator[str]:
         Path(parent).chmod(0o755)
         server = pgserver.get_server(Path(parent) / "pgdata", cleanup_mode="delete")
         try:
-            server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
+            # A throwaway server needs no durability; this keeps database creation and shutdown fast.
+            server.psql(
+                "ALTER SYSTEM SET fsync = off; ALTER SYSTEM SET synchronous_commit = off; "
+                "ALTER SYSTEM SET full_page_writes = off; SELECT pg_reload_conf();"
+            )
             yield server.get_uri()
         finally:
             server.cleanup()
 
 
 @pytest.fixture
-def postgres_url(postgres_server_url: str) -> str:
-    """URL of a new, empty database on the session's PostgreSQL server."""
+def postgres_url(postgres_server_url: str) -> Iterator[str]:
+    """URL of a new, empty database on the session's PostgreSQL server (dropped afterwards)."""
     import psycopg
 
     name = f"akm_test_{next(_database_numbers)}"
     with psycopg.connect(postgres_server_url, autocommit=True) as connection:
         connection.execute(f"CREATE DATABASE {name}")
-    return postgres_server_url.replace("/postgres?", f"/{name}?", 1)
+    yield postgres_server_url.replace("/postgres?", f"/{name}?", 1)
+    with psycopg.connect(postgres_server_url, autocommit=True) as connection:
+        connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 @pytest.fixture

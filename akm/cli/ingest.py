@@ -64,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 class ProgressPrinter:
     """A line on stderr at most every couple of seconds: files, writes, chunks, rate."""
 
-    def __init__(self, stream: TextIO = sys.stderr, interval_s: float = PROGRESS_INTERVAL_S) -> None:
+    def __init__(self, stream: TextIO | None = None, interval_s: float = PROGRESS_INTERVAL_S) -> None:
         self.stream = stream
         self.interval_s = interval_s
         self._last = 0.0
@@ -78,7 +78,8 @@ class ProgressPrinter:
         print(
             f"ingest: {progress.files_done} scanned, {progress.files_written} written, "
             f"{progress.chunks_written} chunks, {rate:.1f}/s, {progress.elapsed_s:.0f} s",
-            file=self.stream,
+            # sys.stderr is looked up at each call: it may have been replaced since construction.
+            file=self.stream or sys.stderr,
             flush=True,
         )
 

@@ -86,3 +86,16 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 def manifest(project: Path) -> Manifest:
     return load_manifest(project / "manifest.yaml", check_schema=False)
+
+
+def run_ingest_command(argv: list[str], **settings: Any) -> int:
+    """Run ``akm ingest ARGV`` through its own parser only, so other commands' imports stay out."""
+    import argparse
+
+    from akm.cli.ingest import register
+    from akm.settings import load_settings
+
+    parser = argparse.ArgumentParser(prog="akm")
+    register(parser.add_subparsers())
+    args = parser.parse_args(["ingest", *argv])
+    return int(args.handler(args, load_settings(**settings)))

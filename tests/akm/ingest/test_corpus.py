@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from akm.cli import main
 from akm.contract.ids import sha256_text
 from akm.direct_read import corpus_document_text
 from akm.embedding import HashingEmbedder
 from akm.ingest import IngestError, corpus_alias, ingest_corpus
 from akm.store import EvidenceStore
+
+from .conftest import run_ingest_command
 
 DOCUMENTS = [
     {"_id": "101", "title": "Aspirin and platelets", "text": "Aspirin inhibits platelet aggregation."},
@@ -88,11 +89,11 @@ def test_corpus_errors_are_typed(sqlite_store: EvidenceStore, tmp_path: Path) ->
 
 def test_cli_corpus_ingest(tmp_path: Path, sqlite_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     corpus = _write_corpus(tmp_path / "docs.jsonl", DOCUMENTS)
-    code = main(
-        ["--database-url", sqlite_url, "ingest", "--corpus", str(corpus), "--embedder", "hashing", "--quiet"]
+    code = run_ingest_command(
+        ["--corpus", str(corpus), "--embedder", "hashing", "--quiet"], database_url=sqlite_url
     )
     assert code == 0
     assert "ingested 3 (new 3, changed 0)" in capsys.readouterr().out
-    code = main(["--database-url", sqlite_url, "ingest", "--corpus", str(tmp_path / "nope.jsonl"), "--quiet"])
+    code = run_ingest_command(["--corpus", str(tmp_path / "nope.jsonl"), "--quiet"], database_url=sqlite_url)
     assert code == 2
     assert "corpus file not found" in capsys.readouterr().err

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from akm.cli import main
+from akm.cli import COMMAND_MODULES
 from akm.embedding import HashingEmbedder
 from akm.ingest import git_blob_sha, ingest
 from akm.manifest import Manifest
 from akm.store import EvidenceStore, open_store
 
-from .conftest import DENIED_FILES, GUIDE
+from .conftest import DENIED_FILES, GUIDE, run_ingest_command
 
 ALLOWED = ["akm:docs:guide.md", "akm:docs:notes.md", "akm:docs:reference.md"]
 EXPECTED_DENIALS = {
@@ -86,34 +86,14 @@ def test_private_source_ref_is_denied_by_classification(sqlite_store: EvidenceSt
 def test_report_and_cli_output_are_count_only(
     project: Path, sqlite_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(
-        [
-            "--database-url",
-            sqlite_url,
-            "--manifest",
-            str(project / "manifest.yaml"),
-            "ingest",
-            "--embedder",
-            "hashing",
-            "--json",
-        ]
-    )
+    where = {"database_url": sqlite_url, "manifest_path": project / "manifest.yaml"}
+    code = run_ingest_command(["--embedder", "hashing", "--json"], **where)
     captured = capsys.readouterr()
     assert code == 0
     report = json.loads(captured.out)
     assert report["deniedByReason"] == EXPECTED_DENIALS
     assert "zebra" not in (captured.out + captured.err).lower()
-    code = main(
-        [
-            "--database-url",
-            sqlite_url,
-            "--manifest",
-            str(project / "manifest.yaml"),
-            "ingest",
-            "--embedder",
-            "hashing",
-        ]
-    )
+    code = run_ingest_command(["--embedder", "hashing"], **where)
     captured = capsys.readouterr()
     assert code == 0
     assert "skipped unchanged 3" in captured.out
@@ -122,12 +102,16 @@ def test_report_and_cli_output_are_count_only(
         assert Path(name).stem not in captured.out
 
 
+def test_ingest_command_is_registered() -> None:
+    assert "akm.cli.ingest" in COMMAND_MODULES
+
+
 def test_cli_rejects_broken_manifest(
     tmp_path: Path, sqlite_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     broken = tmp_path / "broken.yaml"
     broken.write_text("manifestVersion: 1\n", encoding="utf-8")
-    code = main(["--database-url", sqlite_url, "--manifest", str(broken), "ingest", "--embedder", "hashing"])
+    code = run_ingest_command(["--embedder", "hashing"], database_url=sqlite_url, manifest_path=broken)
     assert code == 2
     assert "manifest field" in capsys.readouterr().err
 
