@@ -188,14 +188,17 @@ def handle(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _print_table(summary: dict[str, Any]) -> None:
-    print(f"{'run':<26} {'nDCG@10':>8} {'R@100':>7} {'MRR@10':>7} {'p50 ms':>8} {'p95 ms':>8}")
+    print(
+        f"{'run':<26} {'nDCG@10':>8} {'R@100':>7} {'MRR@10':>7} {'p50 ms':>8} {'p95 ms':>8} "
+        f"{'cpu p50':>8} {'cpu p95':>8}"
+    )
     latency = summary["latency_ms"]
     rows = [(f"lane {name}", metrics, latency["lanes"][name]) for name, metrics in summary["lanes"].items()]
     rows += [(f"fused {name}", metrics, latency["fused"][name]) for name, metrics in summary["fused"].items()]
     for name, metrics, timing in rows:
         print(
             f"{name:<26} {metrics['ndcg@10']:>8.4f} {metrics['recall@100']:>7.4f} {metrics['mrr@10']:>7.4f} "
-            f"{timing['p50']:>8.2f} {timing['p95']:>8.2f}"
+            f"{timing['p50']:>8.2f} {timing['p95']:>8.2f} {timing['cpu_p50']:>8.2f} {timing['cpu_p95']:>8.2f}"
         )
     ingest = summary["ingest"]
     print(

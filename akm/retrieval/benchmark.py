@@ -260,12 +260,16 @@ class _Scores:
     recall: list[float] = field(default_factory=list)
     mrr: list[float] = field(default_factory=list)
     latency_ms: list[float] = field(default_factory=list)
+    cpu_ms: list[float] = field(default_factory=list)
 
-    def add(self, ranking: Sequence[str], judgments: Mapping[str, int], latency_ms: float) -> None:
+    def add(
+        self, ranking: Sequence[str], judgments: Mapping[str, int], latency_ms: float, cpu_ms: float
+    ) -> None:
         self.ndcg.append(ndcg_at_k(ranking, judgments, 10))
         self.recall.append(recall_at_k(ranking, judgments, 100))
         self.mrr.append(mrr_at_k(ranking, judgments, 10))
         self.latency_ms.append(latency_ms)
+        self.cpu_ms.append(cpu_ms)
 
     def metrics(self) -> dict[str, float | int]:
         count = len(self.ndcg)
@@ -277,11 +281,14 @@ class _Scores:
         }
 
     def latency(self) -> dict[str, float]:
+        """Wall-clock and process-CPU percentiles in milliseconds."""
         if not self.latency_ms:
-            return {"p50": 0.0, "p95": 0.0}
+            return {"p50": 0.0, "p95": 0.0, "cpu_p50": 0.0, "cpu_p95": 0.0}
         return {
             "p50": round(percentile(self.latency_ms, 0.5), 2),
             "p95": round(percentile(self.latency_ms, 0.95), 2),
+            "cpu_p50": round(percentile(self.cpu_ms, 0.5), 2),
+            "cpu_p95": round(percentile(self.cpu_ms, 0.95), 2),
         }
 
 
@@ -305,27 +312,32 @@ def run_queries(
     """Score every judged query on each lane alone and on each fusion method."""
     lanes = {lane: _Scores() for lane in settings.lanes}
     fused = {method: _Scores() for method in FUSION_METHODS}
-    retrieval_ms: list[float] = []
+    retrieval = _Scores()
     lane_status: dict[str, dict[str, int]] = {lane: {} for lane in settings.lanes}
     for query_id, judgments in qrels.items():
         query = queries.get(query_id)
         if not query:
             continue
         started = time.perf_counter()
+        cpu_started = time.process_time()
         result = retrieve(
             query, store, manifest, embedder, lanes=settings.lanes, limit=settings.depth, record=False
         )
         retrieve_ms = (time.perf_counter() - started) * 1000.0
-        retrieval_ms.append(retrieve_ms)
+        retrieve_cpu_ms = (time.process_time() - cpu_started) * 1000.0
+        retrieval.latency_ms.append(retrieve_ms)
+        retrieval.cpu_ms.append(retrieve_cpu_ms)
         for lane_result in result.lane_results:
             ranking = collapse_to_documents([_doc_id(row.source.source_id) for row in lane_result.candidates])
-            lanes[lane_result.lane_run.lane].add(ranking, judgments, lane_result.lane_run.latency_ms or 0.0)
+            lane_ms = lane_result.lane_run.latency_ms or 0.0
+            lanes[lane_result.lane_run.lane].add(ranking, judgments, lane_ms, lane_result.cpu_ms)
         for run in result.lane_runs:
             counts = lane_status[run.lane]
             counts[run.status] = counts.get(run.status, 0) + 1
         candidates = [row for row in result.candidates if row.retrieval.lane in settings.fused_lanes]
         for method in FUSION_METHODS:
             fuse_started = time.perf_counter()
+            fuse_cpu_started = time.process_time()
             fusion = fuse(
                 candidates,
                 FusionSettings(
@@ -338,8 +350,9 @@ def run_queries(
                 ),
             )
             fuse_ms = (time.perf_counter() - fuse_started) * 1000.0
+            fuse_cpu_ms = (time.process_time() - fuse_cpu_started) * 1000.0
             ranking = collapse_to_documents([_doc_id(row.source.source_id) for row in fusion.winners])
-            fused[method].add(ranking, judgments, retrieve_ms + fuse_ms)
+            fused[method].add(ranking, judgments, retrieve_ms + fuse_ms, retrieve_cpu_ms + fuse_cpu_ms)
     return {
         "lanes": {
             lane: {**scores.metrics(), "laneRuns": lane_status[lane]} for lane, scores in lanes.items()
@@ -347,7 +360,7 @@ def run_queries(
         "fused": {method: scores.metrics() for method, scores in fused.items()},
         "latency_ms": {
             "lanes": {lane: scores.latency() for lane, scores in lanes.items()},
-            "retrieve": _Scores(latency_ms=retrieval_ms).latency(),
+            "retrieve": retrieval.latency(),
             "fused": {method: scores.latency() for method, scores in fused.items()},
         },
     }
