@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from akm.claims import ClaimClass, detect_claim_class, extract_claims, quantities, strip_citations
+from akm.claims import (
+    CLAIM_CLASSES,
+    ClaimClass,
+    detect_claim_class,
+    extract_claims,
+    quantities,
+    strip_citations,
+)
 
 ANSWER = (
     "The cache is enabled by default [E1]. Latency dropped to 3.5 ms in v1.2.3. [E2]\n"
@@ -143,3 +152,23 @@ def test_detect_claim_class(text: str, claim_class: ClaimClass) -> None:
 )
 def test_quantities(text: str, expected: list[tuple[float, str]]) -> None:
     assert [(quantity.value, quantity.unit) for quantity in quantities(text)] == expected
+
+
+PIECES = st.sampled_from(
+    ["The cache", " is", " enabled", ".", " ", "\n", "- ", "1. ", ",", " and", " it", " was", ";", " [E1]", "[E2, E3]",
+     " 3.5", " ms", " e.g.", " Dr.", " U.S.", "?", "!", " v1.2", " In", " 2024", "\n\n", "*", "  "]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PIECES, max_size=40).map("".join))
+def test_claims_are_ordered_disjoint_spans_of_the_answer(answer: str) -> None:
+    claims = extract_claims(answer, important_classes={"number"})
+    previous_end = 0
+    for claim in claims:
+        assert previous_end <= claim.start < claim.end <= len(answer)
+        assert strip_citations(answer[claim.start : claim.end]) == claim.text
+        assert claim.text == claim.text.strip() and claim.text
+        assert claim.claim_class in CLAIM_CLASSES
+        assert claim.importance == ("important" if claim.claim_class == "number" else "supporting")
+        previous_end = claim.end

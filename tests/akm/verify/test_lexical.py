@@ -184,3 +184,70 @@ def test_contradiction_needs_the_rest_of_the_claim_to_align() -> None:
     # Same quantity and unit but little else in common: a gap, not a contradiction.
     judgement = LexicalClaimVerifier().verify("Shipping to Norway takes 4 days by boat.", PASSAGE)
     assert judgement.label == "insufficient"
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "label", "decided_by"),
+    [
+        (
+            "Drug A is more effective than placebo for pain.",
+            "Drug A and placebo are effective for pain.",
+            "insufficient",
+            "comparison",
+        ),
+        (
+            "Drug A is more effective than placebo for pain.",
+            "Drug A was more effective than placebo for pain.",
+            "supported",
+            "all-checks",
+        ),
+        (
+            "Home monitoring is accurate for diagnosing hypertension.",
+            "We aimed to determine whether home monitoring is accurate for diagnosing hypertension.",
+            "insufficient",
+            "assertion",
+        ),
+        (
+            "Home blood pressure monitoring is inaccurate for hypertension.",
+            "Studies compared home blood pressure monitoring for hypertension.",
+            "insufficient",
+            "polarity",
+        ),
+        (
+            "DUSP4 downregulation deactivates the Ras-ERK pathway.",
+            "DUSP4 downregulation activates the Ras-ERK pathway.",
+            "contradicted",
+            "polarity",
+        ),
+    ],
+    ids=[
+        "comparison-absent",
+        "comparison-present",
+        "aim-not-finding",
+        "negated-adjective-absent",
+        "de-prefix",
+    ],
+)
+def test_assertion_and_comparison_checks(
+    claim: str, passage: str, label: SupportLabel, decided_by: str
+) -> None:
+    judgement = LexicalClaimVerifier().verify(claim, passage)
+    assert (judgement.label, judgement.decided_by) == (label, decided_by), judgement.note
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Allogeneic mechanical circulatory support is not as effective as autologous mechanical circulatory support.",
+        "Human embryonic stem cells give rise to cell types from the outer germ layer, but not the other two layers.",
+        "The appearance of beige cells primarily occurs in visceral fat, not subcutaneous fat.",
+        "There is no known interaction between Pioneer factor OCT3/4 and major chromatin remodeling factors.",
+        "1 in 5 million in UK have abnormal PrP positivity.",
+        "Ca2+ cycling is a UCP1-dependent thermogenic mechanism.",
+        "The cache is enabled by default [E1].",
+    ],
+    ids=["not-as-as", "but-not", "comma-not", "no-known", "numbers", "identifiers", "citation-marker"],
+)
+def test_a_claim_supports_itself(claim: str) -> None:
+    judgement = LexicalClaimVerifier().verify(claim, claim)
+    assert (judgement.label, judgement.span) == ("supported", (0, len(claim))), judgement.note
