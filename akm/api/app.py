@@ -39,11 +39,12 @@ def default_services(settings: Settings) -> ApiServices:
 
     store = StoreHandle(settings.resolved_database_url)
     manifest = load_manifest(settings.manifest_path)
+    scope = SourceScope(manifest)
     return ApiServices(
         store=store,
-        scope=SourceScope(manifest),
+        scope=scope,
         answers=PipelineAnswerService(settings, store.get),
-        reverify=PipelineReverifyService(settings, store.get, manifest),
+        reverify=PipelineReverifyService(settings, store.get, manifest, scope),
     )
 
 

@@ -13,16 +13,18 @@ import inspect
 import queue
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from akm.manifest import Manifest
 from akm.service.answers import AnswerEvent, AnswerRequest, CancelSignal, ModelReadiness
+from akm.service.audit import AuditService
 from akm.service.errors import (
     GenerationCancelledError,
     InvalidRequestError,
     ModelUnavailableError,
     ServiceUnavailableError,
 )
+from akm.service.scope import SourceScope
 from akm.settings import Settings
 from akm.store import EvidenceStore
 
@@ -174,14 +176,21 @@ class PipelineAnswerService:
 
 
 class PipelineReverifyService:
-    """``akm.reverify`` over the worker's store and manifest."""
+    """``akm.reverify.reverify`` over the worker's store and manifest, one in-scope source at a time.
 
-    def __init__(self, settings: Settings, store: Callable[[], EvidenceStore], manifest: Manifest) -> None:
+    "All sources" means every source in scope: out-of-scope sources are neither re-verified
+    through the API nor counted in its report.
+    """
+
+    def __init__(
+        self, settings: Settings, store: Callable[[], EvidenceStore], manifest: Manifest, scope: SourceScope
+    ) -> None:
         self.settings = settings
         self._store = store
         self.manifest = manifest
+        self.scope = scope
 
-    def reverify(self, source_id: str | None) -> dict[str, Any]:
+    def _function(self) -> Callable[..., Any]:
         try:
             module = importlib.import_module("akm.reverify")
         except ImportError as error:
@@ -189,6 +198,29 @@ class PipelineReverifyService:
         function = getattr(module, "reverify", None)
         if function is None:
             raise ServiceUnavailableError("akm.reverify has no reverify() function")
-        report = function(self._store(), self.manifest, source_id=source_id)
-        produced = report.to_json() if hasattr(report, "to_json") else report
-        return dict(produced)
+        return cast(Callable[..., Any], function)
+
+    def reverify(self, source_id: str | None) -> dict[str, Any]:
+        function = self._function()
+        store = self._store()
+        audit = AuditService(store, self.scope)
+        if source_id is not None:
+            audit.source(source_id)  # NotFoundError for unknown and out-of-scope sources alike
+            source_ids = [source_id]
+        else:
+            source_ids = []
+            after: str | None = None
+            while True:
+                page = audit.sources(after=after, limit=500)
+                source_ids.extend(info.source_id for info in page.items)
+                if page.next_after is None:
+                    break
+                after = page.next_after
+        merged: dict[str, Any] = {"sourcesChecked": 0, "rowsStale": [], "rowsRejected": [], "packets": []}
+        for one in source_ids:
+            report = function(store, self.manifest, source_id=one)
+            produced = report.to_json() if hasattr(report, "to_json") else dict(report)
+            merged["sourcesChecked"] += int(produced.get("sourcesChecked", 1))
+            for key in ("rowsStale", "rowsRejected", "packets"):
+                merged[key].extend(produced.get(key) or [])
+        return merged

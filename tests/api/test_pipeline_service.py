@@ -1,0 +1,122 @@
+"""The production answer and re-verify services over the real pipeline, with a scripted generator."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from api_fakes import GUIDE, HIDDEN_BY_EXCLUDE, default_manifest
+
+from akm.answer import GeneratedAnswer
+from akm.runtime import Runtime
+from akm.service.answers import AnswerRequest, CancelSignal
+from akm.service.errors import GenerationCancelledError, InvalidRequestError, NotFoundError
+from akm.service.pipeline import PipelineAnswerService, PipelineReverifyService, answer_options
+from akm.service.scope import SourceScope
+from akm.settings import load_settings
+from akm.store import EvidenceStore
+
+WORDS = ("The ", "evidence ", "does ", "not ", "say.")
+
+
+class ScriptedGenerator:
+    """Streams fixed words through ``on_text``; ``pause`` is waited on after the second word."""
+
+    def __init__(self, pause: threading.Event | None = None) -> None:
+        self.pause = pause
+
+    def generate(
+        self,
+        prompt: Any,
+        *,
+        max_new_tokens: int,
+        temperature: float,
+        seed: int | None,
+        on_text: Callable[[str], None] | None = None,
+    ) -> GeneratedAnswer:
+        for index, word in enumerate(WORDS):
+            if on_text is not None:
+                on_text(word)
+            if index == 1 and self.pause is not None:
+                self.pause.wait(5)
+        return GeneratedAnswer(text="".join(WORDS), decode={"new_tokens": len(WORDS), "tokens_per_s": 50.0})
+
+
+def service_over(store: EvidenceStore, tmp_path: Path, generator: ScriptedGenerator) -> PipelineAnswerService:
+    settings = load_settings(data_dir=tmp_path, embedding_model="none")
+    service = PipelineAnswerService(settings, lambda: store)
+    runtime = Runtime.from_settings(settings)
+    runtime._store = store
+    runtime._generator = generator  # type: ignore[assignment]
+    service._runtime = runtime
+    return service
+
+
+def test_stream_yields_drafts_claims_and_the_stored_answer(
+    seeded_store: EvidenceStore, tmp_path: Path
+) -> None:
+    service = service_over(seeded_store, tmp_path, ScriptedGenerator())
+    before = seeded_store.count_packets()
+    events = list(service.stream(AnswerRequest("What does the guide say?", {"maxRows": 2}), CancelSignal()))
+    kinds = [event.kind for event in events]
+    assert kinds[: len(WORDS)] == ["draft"] * len(WORDS)
+    assert [event.data["text"] for event in events[: len(WORDS)]] == list(WORDS)
+    assert kinds[-1] == "verdict"
+    assert set(kinds[len(WORDS) : -1]) <= {"claim"}
+    final = events[-1].data
+    assert set(final) == {"answer", "claims", "verdict", "packetId", "packet", "decode"}
+    assert seeded_store.count_packets() == before + 1
+    assert seeded_store.get_packet(final["packetId"]) is not None
+
+
+def test_cancel_during_generation_stores_nothing(seeded_store: EvidenceStore, tmp_path: Path) -> None:
+    pause = threading.Event()
+    service = service_over(seeded_store, tmp_path, ScriptedGenerator(pause))
+    cancel = CancelSignal()
+    before = seeded_store.count_packets()
+    stream = service.stream(AnswerRequest("What does the guide say?"), cancel)
+    first = next(stream)
+    assert (first.kind, first.data["text"]) == ("draft", WORDS[0])
+    cancel.set()
+    pause.set()
+    with pytest.raises(GenerationCancelledError):
+        list(stream)
+    assert seeded_store.count_packets() == before
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({}, {}),
+        (
+            {"lanes": ["exact"], "fusion": "rrf", "max_rows": 2, "max_new_tokens": 8, "strict": True},
+            {"lanes": ("exact",), "fusion_method": "rrf", "max_rows": 2, "max_new_tokens": 8, "strict": True},
+        ),
+    ],
+    ids=["defaults", "all"],
+)
+def test_answer_options_map_to_the_pipeline(options: dict[str, Any], expected: dict[str, Any]) -> None:
+    mapped = answer_options(options)
+    for name, value in expected.items():
+        assert getattr(mapped, name) == value
+
+
+def test_bad_question_is_invalid_request(seeded_store: EvidenceStore, tmp_path: Path) -> None:
+    service = service_over(seeded_store, tmp_path, ScriptedGenerator())
+    with pytest.raises(InvalidRequestError):
+        service.answer(AnswerRequest("   "), CancelSignal())
+
+
+def test_reverify_covers_only_sources_in_scope(seeded_store: EvidenceStore, tmp_path: Path) -> None:
+    manifest = default_manifest()
+    service = PipelineReverifyService(
+        load_settings(data_dir=tmp_path), lambda: seeded_store, manifest, SourceScope(manifest)
+    )
+    report = service.reverify(None)
+    assert report["sourcesChecked"] == 1
+    assert service.reverify(GUIDE)["sourcesChecked"] == 1
+    with pytest.raises(NotFoundError):
+        service.reverify(HIDDEN_BY_EXCLUDE)
