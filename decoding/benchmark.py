@@ -14,6 +14,7 @@ Methods:
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import platform
@@ -442,7 +443,9 @@ class DecodeBenchmark:
         for method in self.methods:
             self.run_method(method, prompt, min(WARMUP_TOKENS, self.max_new_tokens))
 
-    def _divergence(self, prompt: EncodedPrompt, plain: list[int], tokens: list[int]) -> dict[str, Any] | None:
+    def _divergence(
+        self, prompt: EncodedPrompt, plain: list[int], tokens: list[int]
+    ) -> dict[str, Any] | None:
         index = first_divergence(plain, tokens)
         if index is None:
             return None
@@ -497,7 +500,7 @@ def result_record(
         "identical_to_plain": divergence is None,
         "first_divergence": divergence,
         "finish": outcome.finish,
-        "itl_ms": [(later - earlier) * 1000.0 for earlier, later in zip(times, times[1:], strict=False)],
+        "itl_ms": [(later - earlier) * 1000.0 for earlier, later in itertools.pairwise(times)],
     }
 
 
@@ -519,7 +522,9 @@ def summarize_records(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     methods = list(dict.fromkeys(record["method"] for record in records))
     categories = list(dict.fromkeys(record["category"] for record in records))
     plain_by_prompt = {
-        (record["category"], record["prompt_id"]): record for record in records if record["method"] == BASELINE
+        (record["category"], record["prompt_id"]): record
+        for record in records
+        if record["method"] == BASELINE
     }
     summary: dict[str, Any] = {}
     for method in methods:
@@ -535,7 +540,9 @@ def summarize_records(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return summary
 
 
-def _summarize(chosen: list[dict[str, Any]], plain_by_prompt: dict[tuple[str, str], dict[str, Any]]) -> dict[str, Any]:
+def _summarize(
+    chosen: list[dict[str, Any]], plain_by_prompt: dict[tuple[str, str], dict[str, Any]]
+) -> dict[str, Any]:
     tokens = sum(int(record["new_tokens"]) for record in chosen)
     wall = sum(float(record["wall_s"]) for record in chosen)
     calls = sum(int(record["target_calls"]) for record in chosen)
@@ -550,7 +557,9 @@ def _summarize(chosen: list[dict[str, Any]], plain_by_prompt: dict[tuple[str, st
     has_positions = any(record["proposed_by_position"] for record in chosen) or all(
         record["method"] in OWN_METHODS for record in chosen
     )
-    draft_steps = sum(record["proposed_by_position"][0] for record in chosen if record["proposed_by_position"])
+    draft_steps = sum(
+        record["proposed_by_position"][0] for record in chosen if record["proposed_by_position"]
+    )
     accepted = sum(sum(record["accepted_by_position"]) for record in chosen)
     latencies = [float(value) for record in chosen for value in record["itl_ms"]]
     return {
@@ -722,15 +731,25 @@ def format_markdown(report: dict[str, Any]) -> str:
                 f"| {_cell(row['itl_p50_ms'], 1)} | {_cell(row['itl_p95_ms'], 1)} |"
             )
     curve = report["cost_curve"]
-    lines += ["", "## Verify cost (one target forward over k drafts + 1 token)", "", "| k | ms | × plain step |"]
+    lines += [
+        "",
+        "## Verify cost (one target forward over k drafts + 1 token)",
+        "",
+        "| k | ms | × plain step |",
+    ]
     lines.append("|---|---|---|")
-    for k, seconds, ratio in zip(curve["draft_tokens"], curve["seconds"], curve["ratio_to_plain_step"], strict=True):
+    for k, seconds, ratio in zip(
+        curve["draft_tokens"], curve["seconds"], curve["ratio_to_plain_step"], strict=True
+    ):
         lines.append(f"| {k} | {seconds * 1000.0:.1f} | {ratio:.2f} |")
     lines += ["", "## Divergences from own plain greedy", ""]
     if not report["divergences"]:
         lines.append("None: every method produced own plain's tokens on every prompt.")
     else:
-        lines += ["| prompt | category | method | index | logit gap | plain token | method token |", "|---|---|---|---|---|---|---|"]
+        lines += [
+            "| prompt | category | method | index | logit gap | plain token | method token |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for item in report["divergences"]:
             lines.append(
                 f"| {item['prompt_id']} | {item['category']} | {item['method']} | {item['index']} "
@@ -765,10 +784,15 @@ def write_plot(report: dict[str, Any], path: Path) -> None:
     methods = [method for method in report["methods"] if method != BASELINE]
     width = 0.8 / max(len(methods), 1)
     for offset, method in enumerate(methods):
-        values = [summary.get(method, {}).get(category, {}).get("speedup_vs_plain") or 0.0 for category in categories]
+        values = [
+            summary.get(method, {}).get(category, {}).get("speedup_vs_plain") or 0.0
+            for category in categories
+        ]
         right.bar([index + offset * width for index in range(len(categories))], values, width, label=method)
     right.axhline(1.0, color="black", linewidth=0.8)
-    right.set_xticks([index + 0.4 - width / 2 for index in range(len(categories))], categories, rotation=45, ha="right")
+    right.set_xticks(
+        [index + 0.4 - width / 2 for index in range(len(categories))], categories, rotation=45, ha="right"
+    )
     right.set_ylabel("speedup vs own plain (tokens/s)")
     right.set_title("Speedup per category")
     right.legend(fontsize="small")

@@ -1,0 +1,127 @@
+"""``akm bench decode --prompts FILE --format spec-bench|squad --json OUT``: own plain and speculative
+decoding against Hugging Face ``generate``, on the configured target model.
+
+Exit status: 0 done, 2 bad input or a target model that cannot load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import torch
+
+from akm.settings import Settings
+from decoding.benchmark import (
+    FORMATS,
+    METHODS,
+    BenchmarkInputError,
+    check_methods,
+    default_methods,
+    format_markdown,
+    read_prompts,
+    run_decode_benchmark,
+    write_json,
+    write_plot,
+)
+from decoding.models import ModelLoadError, load_target
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+
+def register(bench_subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = bench_subparsers.add_parser(
+        "decode",
+        help="decoding speed: own plain and speculative decoding vs Hugging Face generate",
+        description=(
+            "Decode every prompt with every method back to back (greedy, same target model) and report "
+            "tokens per second, speedup over own plain decoding, acceptance by draft position, and whether "
+            "each method's tokens equal own plain greedy's. Methods: " + ", ".join(METHODS) + "."
+        ),
+    )
+    parser.add_argument("--prompts", type=Path, required=True, metavar="FILE", help="prompts file")
+    parser.add_argument(
+        "--format",
+        dest="prompt_format",
+        choices=FORMATS,
+        required=True,
+        help="spec-bench: question.jsonl (first turn); squad: SQuAD JSON (grounded prompts)",
+    )
+    parser.add_argument(
+        "--per-category",
+        type=int,
+        metavar="N",
+        help="spec-bench: the first N prompts of each category; squad: the first N questions",
+    )
+    parser.add_argument("--max-new-tokens", type=int, default=128, metavar="N", help="default 128")
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        metavar="METHOD",
+        help=f"subset of {' '.join(METHODS)} (plain always runs: it is the baseline); default: all that apply",
+    )
+    parser.add_argument("--max-draft", type=int, default=16, metavar="K", help="longest draft verified (16)")
+    parser.add_argument(
+        "--json", type=Path, dest="json_out", required=True, metavar="OUT", help="report file"
+    )
+    parser.add_argument("--markdown", type=Path, dest="markdown_out", metavar="OUT", help="Markdown tables")
+    parser.add_argument("--plot", type=Path, dest="plot_out", metavar="OUT.png", help="PNG figure")
+    parser.set_defaults(handler=run_bench_decode)
+
+
+def _fail(message: str) -> int:
+    print(f"akm bench decode: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def run_bench_decode(args: argparse.Namespace, settings: Settings) -> int:
+    if args.per_category is not None and args.per_category < 1:
+        return _fail("--per-category must be a positive number")
+    if args.max_new_tokens < 1:
+        return _fail("--max-new-tokens must be at least 1")
+    if args.max_draft < 1:
+        return _fail("--max-draft must be at least 1")
+    try:
+        methods = check_methods(args.methods or default_methods(args.prompt_format), args.prompt_format)
+        prompts = read_prompts(args.prompts, args.prompt_format, args.per_category)
+    except BenchmarkInputError as error:
+        return _fail(str(error))
+    if settings.torch_threads > 0:
+        torch.set_num_threads(settings.torch_threads)
+    try:
+        loaded = load_target(
+            settings.target_model, settings.model_cache_dir, device=settings.device, dtype=settings.dtype
+        )
+    except ModelLoadError as error:
+        return _fail(str(error))
+    print(
+        f"akm bench decode: {len(prompts)} prompts × {len(methods)} methods ({', '.join(methods)}) on "
+        f"{loaded.name}, {torch.get_num_threads()} threads",
+        file=sys.stderr,
+    )
+    try:
+        report = run_decode_benchmark(
+            loaded.model,
+            loaded.tokenizer,
+            prompts,
+            prompt_format=args.prompt_format,
+            prompts_file=args.prompts,
+            methods=methods,
+            max_new_tokens=args.max_new_tokens,
+            model_name=loaded.name,
+            max_draft=args.max_draft,
+            cost_cache_dir=settings.model_cache_dir,
+        )
+    except (BenchmarkInputError, ValueError) as error:
+        return _fail(str(error))
+    write_json(report, args.json_out)
+    markdown = format_markdown(report)
+    if args.markdown_out is not None:
+        args.markdown_out.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown_out.write_text(markdown, encoding="utf-8")
+    if args.plot_out is not None:
+        write_plot(report, args.plot_out)
+    print(markdown)
+    return EXIT_OK

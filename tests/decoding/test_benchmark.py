@@ -1,0 +1,466 @@
+"""The decoding benchmark: prompt loaders, the summary arithmetic, and one end-to-end run on a tiny model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
+
+from akm.cli import main as akm_main
+from decoding.benchmark import (
+    REPORT_KEYS,
+    RESULT_KEYS,
+    SUMMARY_KEYS,
+    BenchmarkInputError,
+    BenchPrompt,
+    acceptance_by_position,
+    check_methods,
+    default_methods,
+    divergence_list,
+    first_divergence,
+    format_markdown,
+    read_prompts,
+    read_spec_bench,
+    read_squad,
+    run_decode_benchmark,
+    summarize_records,
+    write_json,
+    write_plot,
+)
+from decoding.draft_length import VerifyCostCurve
+
+SHARED_DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+SPEC_BENCH = SHARED_DATASETS / "spec_bench" / "question.jsonl"
+XQUAD = SHARED_DATASETS / "xquad_en" / "xquad.en.dev-half.json"
+
+
+def write_spec_bench(path: Path) -> Path:
+    rows = [
+        {"question_id": 1, "category": "writing", "turns": ["Write a poem.", "Now shorter."]},
+        {"question_id": 2, "category": "writing", "turns": ["Write a story."]},
+        {"question_id": 3, "category": "rag", "turns": ["Read this and answer."]},
+        {"question_id": 4, "category": "math", "turns": ["What is 2+2?"]},
+        {"question_id": 5, "category": "rag", "turns": ["Another document."]},
+    ]
+    path.write_text("\n".join(json.dumps(row) for row in rows) + "\n\n", encoding="utf-8")
+    return path
+
+
+def write_squad(path: Path) -> Path:
+    document = {
+        "version": "1.1",
+        "data": [
+            {
+                "title": "A",
+                "paragraphs": [
+                    {"context": "Alpha one.", "qas": [{"id": "a1", "question": "Q a1?", "answers": []}]},
+                    {
+                        "context": "Alpha two.",
+                        "qas": [
+                            {"id": "a2", "question": "Q a2?", "answers": []},
+                            {"id": "a2b", "question": "Q a2b?", "answers": []},
+                        ],
+                    },
+                    {"context": "Alpha three.", "qas": [{"id": "a3", "question": "Q a3?", "answers": []}]},
+                ],
+            },
+            {
+                "title": "B",
+                "paragraphs": [
+                    {"context": "Beta one.", "qas": [{"id": "b1", "question": "Q b1?", "answers": []}]},
+                    {"context": "Beta empty.", "qas": []},
+                ],
+            },
+        ],
+    }
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+# --- loaders --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("per_category", "expected_ids"),
+    [(None, ["1", "2", "3", "4", "5"]), (1, ["1", "3", "4"]), (2, ["1", "2", "3", "4", "5"])],
+    ids=["all", "one-per-category", "two-per-category"],
+)
+def test_spec_bench_takes_first_turns_per_category(
+    tmp_path: Path, per_category: int | None, expected_ids: list[str]
+) -> None:
+    prompts = read_spec_bench(write_spec_bench(tmp_path / "q.jsonl"), per_category)
+    assert [prompt.prompt_id for prompt in prompts] == expected_ids
+    assert prompts[0] == BenchPrompt("1", "writing", (("user", "Write a poem."),))
+    assert [prompt.category for prompt in prompts][:3] == [
+        "writing",
+        "writing" if per_category != 1 else "rag",
+        "rag" if per_category != 1 else "math",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"question_id": 1, "category": "x", "turns": []}', "non-empty 'turns'"),
+        ('{"question_id": 1, "turns": ["hi"]}', "needs a 'category'"),
+        ("not json", "not JSON"),
+        ("[1, 2]", "expected a JSON object"),
+    ],
+    ids=["empty-turns", "no-category", "not-json", "not-object"],
+)
+def test_spec_bench_rejects_bad_rows(tmp_path: Path, line: str, message: str) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    with pytest.raises(BenchmarkInputError, match=message):
+        read_spec_bench(path)
+
+
+def test_squad_prompts_are_grounded_and_round_robin_over_articles(tmp_path: Path) -> None:
+    prompts = read_squad(write_squad(tmp_path / "squad.json"))
+    # First paragraph of each article, then second ones, ...; the first question of each paragraph.
+    assert [prompt.prompt_id for prompt in prompts] == ["a1", "b1", "a2", "a3"]
+    first = prompts[0]
+    assert first.category == "squad"
+    assert first.evidence == ("Alpha one.",)
+    roles = [role for role, _ in first.messages]
+    assert roles == ["system", "user"]
+    assert first.messages[1][1] == "Context:\nAlpha one.\n\nQuestion: Q a1?\nAnswer from the context."
+
+
+def test_squad_limit_and_read_prompts_dispatch(tmp_path: Path) -> None:
+    path = write_squad(tmp_path / "squad.json")
+    assert [prompt.prompt_id for prompt in read_prompts(path, "squad", 2)] == ["a1", "b1"]
+    spec = write_spec_bench(tmp_path / "q.jsonl")
+    assert len(read_prompts(spec, "spec-bench", 1)) == 3
+    with pytest.raises(BenchmarkInputError, match="unknown prompt format"):
+        read_prompts(spec, "mmlu")
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("{", "not JSON"), ('{"version": "1"}', "top-level 'data'"), ('{"data": []}', "no SQuAD questions")],
+    ids=["not-json", "no-data", "empty"],
+)
+def test_squad_rejects_bad_files(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(BenchmarkInputError, match=message):
+        read_squad(path)
+
+
+def test_missing_prompts_file_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(BenchmarkInputError, match="cannot read"):
+        read_spec_bench(tmp_path / "absent.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("methods", "prompt_format", "expected"),
+    [
+        (["speculative"], "spec-bench", ["plain", "speculative"]),
+        (["hf-pld", "evidence", "plain"], "squad", ["plain", "evidence", "hf-pld"]),
+    ],
+    ids=["adds-plain", "canonical-order"],
+)
+def test_check_methods(methods: list[str], prompt_format: str, expected: list[str]) -> None:
+    assert check_methods(methods, prompt_format) == expected
+
+
+@pytest.mark.parametrize(
+    ("methods", "prompt_format", "message"),
+    [(["evidence"], "spec-bench", "only with --format squad"), (["beam"], "squad", "unknown method")],
+    ids=["evidence-needs-passages", "unknown"],
+)
+def test_check_methods_refuses(methods: list[str], prompt_format: str, message: str) -> None:
+    with pytest.raises(BenchmarkInputError, match=message):
+        check_methods(methods, prompt_format)
+
+
+def test_default_methods_depend_on_format() -> None:
+    assert default_methods("squad") == [
+        "plain",
+        "prompt-lookup",
+        "evidence",
+        "speculative",
+        "hf-plain",
+        "hf-pld",
+    ]
+    assert default_methods("spec-bench") == ["plain", "prompt-lookup", "speculative", "hf-plain", "hf-pld"]
+
+
+# --- summary arithmetic ---------------------------------------------------------------------
+
+
+def record(
+    prompt_id: str,
+    category: str,
+    method: str,
+    tokens: int,
+    wall: float,
+    calls: int,
+    proposed: list[int],
+    accepted: list[int],
+    divergence: dict[str, Any] | None = None,
+    itl: list[float] | None = None,
+) -> dict[str, Any]:
+    return {
+        "prompt_id": prompt_id,
+        "category": category,
+        "method": method,
+        "new_tokens": tokens,
+        "wall_s": wall,
+        "ttft_s": 0.1,
+        "target_calls": calls,
+        "proposed_by_position": proposed,
+        "accepted_by_position": accepted,
+        "identical_to_plain": divergence is None,
+        "first_divergence": divergence,
+        "finish": "length",
+        "itl_ms": itl or [],
+    }
+
+
+HAND_MADE = [
+    record("p1", "rag", "plain", 10, 2.0, 10, [], [], itl=[10.0, 20.0]),
+    record("p1", "rag", "speculative", 10, 1.0, 4, [3, 2, 1], [3, 2, 0], itl=[0.0, 30.0]),
+    record("p1", "rag", "hf-plain", 10, 4.0, 11, [], []),
+    record("p2", "math", "plain", 20, 2.0, 20, [], [], itl=[40.0]),
+    record(
+        "p2",
+        "math",
+        "speculative",
+        18,
+        2.0,
+        15,
+        [4, 1],
+        [1, 0],
+        divergence={"index": 7, "logit_gap": 0.25, "plain_token": 5, "method_token": 6},
+    ),
+    record("p2", "math", "hf-plain", 20, 1.0, 21, [], []),
+]
+
+
+def test_summary_arithmetic_on_hand_made_records() -> None:
+    summary = summarize_records(HAND_MADE)
+    assert list(summary) == ["plain", "speculative", "hf-plain"]
+    assert list(summary["speculative"]) == ["rag", "math", "all"]
+    assert all(set(row) == set(SUMMARY_KEYS) for per in summary.values() for row in per.values())
+
+    spec_all = summary["speculative"]["all"]
+    assert spec_all["prompts"] == 2
+    assert spec_all["new_tokens"] == 28
+    assert spec_all["wall_s"] == 3.0
+    assert spec_all["tokens_per_s"] == 28 / 3.0
+    assert spec_all["speedup_vs_plain"] == (28 / 3.0) / (30 / 4.0)
+    assert spec_all["tokens_per_target_call"] == 28 / 19
+    # Draft steps = proposals at position 1 (3 + 4); accepted drafts 5 + 1.
+    assert spec_all["mean_accepted_length"] == 6 / 7
+    assert spec_all["identical_rate"] == 0.5
+    assert spec_all["itl_p50_ms"] == 15.0
+    assert spec_all["itl_p95_ms"] == pytest.approx(28.5, abs=1e-12)
+
+    spec_rag = summary["speculative"]["rag"]
+    assert spec_rag["speedup_vs_plain"] == (10 / 1.0) / (10 / 2.0)
+    assert spec_rag["mean_accepted_length"] == 5 / 3
+    assert spec_rag["identical_rate"] == 1.0
+    assert summary["speculative"]["math"]["speedup_vs_plain"] == (18 / 2.0) / (20 / 2.0)
+
+    plain_all = summary["plain"]["all"]
+    assert plain_all["speedup_vs_plain"] == 1.0
+    assert plain_all["mean_accepted_length"] == 0.0
+    assert plain_all["itl_p50_ms"] == 20.0
+
+    hf_all = summary["hf-plain"]["all"]
+    assert hf_all["speedup_vs_plain"] == (30 / 5.0) / (30 / 4.0)
+    assert hf_all["mean_accepted_length"] is None
+    assert hf_all["itl_p50_ms"] == 0.0
+
+
+def test_speedup_is_none_without_plain_runs() -> None:
+    summary = summarize_records([row for row in HAND_MADE if row["method"] != "plain"])
+    assert summary["speculative"]["all"]["speedup_vs_plain"] is None
+
+
+def test_acceptance_by_position_and_divergence_list() -> None:
+    assert acceptance_by_position(HAND_MADE, "speculative") == [4 / 7, 2 / 3, 0.0]
+    assert acceptance_by_position(HAND_MADE, "plain") == []
+    assert divergence_list(HAND_MADE) == [
+        {
+            "prompt_id": "p2",
+            "category": "math",
+            "method": "speculative",
+            "index": 7,
+            "logit_gap": 0.25,
+            "plain_token": 5,
+            "method_token": 6,
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    ("reference", "tokens", "expected"),
+    [
+        ([1, 2, 3], [1, 2, 3], None),
+        ([1, 2, 3], [1, 9, 3], 1),
+        ([1, 2, 3], [1, 2], 2),
+        ([1, 2], [1, 2, 3], 2),
+        ([], [], None),
+    ],
+    ids=["equal", "mismatch", "shorter", "longer", "empty"],
+)
+def test_first_divergence(reference: list[int], tokens: list[int], expected: int | None) -> None:
+    assert first_divergence(reference, tokens) == expected
+
+
+# --- end to end on a tiny model -------------------------------------------------------------
+
+
+TINY_PROMPTS = [
+    BenchPrompt("t1", "squad", (("user", "abcabcabcab"),), ("abcabcabcabcd",)),
+    BenchPrompt("t2", "other", (("user", "nmlknmlk"),), ("nmlknmlknmlk",)),
+]
+
+
+def test_benchmark_runs_end_to_end_and_writes_the_report(
+    tmp_path: Path, target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
+) -> None:
+    messages: list[str] = []
+    report = run_decode_benchmark(
+        target,
+        tokenizer,
+        TINY_PROMPTS,
+        prompt_format="squad",
+        prompts_file="fixture",
+        methods=["speculative", "hf-plain", "hf-pld"],
+        max_new_tokens=12,
+        model_name="tiny",
+        max_draft=4,
+        cost_curve=VerifyCostCurve.flat(4),
+        progress=messages.append,
+    )
+    write_json(report, tmp_path / "report.json")
+    loaded = json.loads((tmp_path / "report.json").read_text())
+    assert tuple(loaded) == REPORT_KEYS
+    assert loaded["methods"] == ["plain", "speculative", "hf-plain", "hf-pld"]
+    assert loaded["prompt_count"] == 2
+    results = loaded["results"]
+    assert [(row["prompt_id"], row["method"]) for row in results] == [
+        (prompt_id, method)
+        for prompt_id in ("t1", "t2")
+        for method in ("plain", "speculative", "hf-plain", "hf-pld")
+    ]
+    assert all(tuple(row) == RESULT_KEYS for row in results)
+    # Float64 greedy: every method must reproduce own plain decoding exactly.
+    assert all(row["identical_to_plain"] and row["first_divergence"] is None for row in results)
+    assert all(row["new_tokens"] == 12 for row in results)
+    plain_calls = [row["target_calls"] for row in results if row["method"] == "plain"]
+    assert plain_calls == [12, 12]
+    # HF generate runs one forward per token (prefill included) for plain decoding.
+    assert [row["target_calls"] for row in results if row["method"] == "hf-plain"] == [12, 12]
+    assert all(len(row["itl_ms"]) == 11 for row in results)
+    assert set(loaded["summary"]) == {"plain", "speculative", "hf-plain", "hf-pld"}
+    assert set(loaded["summary"]["speculative"]) == {"squad", "other", "all"}
+    assert loaded["summary"]["plain"]["all"]["speedup_vs_plain"] == 1.0
+    assert loaded["cost_curve"]["seconds"] == [1.0] * 5
+    assert loaded["environment"]["model"] == "tiny"
+    assert loaded["environment"]["dtype"] == "float64"
+    assert loaded["divergences"] == []
+    assert messages[0].startswith("warm-up")
+    assert sum("[2/2]" in message for message in messages) == 4
+
+    markdown = format_markdown(report)
+    assert "## squad" in markdown and "## other" in markdown and "## all" in markdown
+    assert "| speculative | 2 | 24 |" in markdown
+    write_plot(report, tmp_path / "plot.png")
+    assert (tmp_path / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_benchmark_reports_divergence_with_logit_gap(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
+) -> None:
+    report = run_decode_benchmark(
+        target,
+        tokenizer,
+        TINY_PROMPTS[:1],
+        prompt_format="squad",
+        prompts_file="fixture",
+        methods=["hf-plain"],
+        max_new_tokens=6,
+        cost_curve=VerifyCostCurve.flat(2),
+        progress=None,
+    )
+    plain = report["results"][0]
+    hf = report["results"][1]
+    assert hf["identical_to_plain"] is True
+    # A hand-corrupted record shows what a divergence looks like in the summary and the Markdown.
+    hf = dict(
+        hf,
+        identical_to_plain=False,
+        first_divergence={"index": 3, "logit_gap": 0.5, "plain_token": 4, "method_token": 5},
+    )
+    corrupted = dict(report, results=[plain, hf], divergences=divergence_list([plain, hf]))
+    corrupted["summary"] = summarize_records(corrupted["results"])
+    assert corrupted["summary"]["hf-plain"]["all"]["identical_rate"] == 0.0
+    assert "| t1 | squad | hf-plain | 3 | 0.5000 | 4 | 5 |" in format_markdown(corrupted)
+
+
+def test_cli_rejects_a_missing_prompts_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = akm_main(
+        [
+            "--data-dir",
+            str(tmp_path),
+            "bench",
+            "decode",
+            "--prompts",
+            str(tmp_path / "absent.jsonl"),
+            "--format",
+            "spec-bench",
+            "--json",
+            str(tmp_path / "out.json"),
+        ]
+    )
+    assert code == 2
+    assert "akm bench decode: cannot read" in capsys.readouterr().err
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_cli_rejects_evidence_for_spec_bench(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = akm_main(
+        [
+            "--data-dir",
+            str(tmp_path),
+            "bench",
+            "decode",
+            "--prompts",
+            str(write_spec_bench(tmp_path / "q.jsonl")),
+            "--format",
+            "spec-bench",
+            "--methods",
+            "evidence",
+            "--json",
+            str(tmp_path / "out.json"),
+        ]
+    )
+    assert code == 2
+    assert "only with --format squad" in capsys.readouterr().err
+
+
+# --- the shared data sets -------------------------------------------------------------------
+
+
+@pytest.mark.datasets
+def test_shared_prompt_files_parse() -> None:
+    if not SPEC_BENCH.is_file() or not XQUAD.is_file():
+        pytest.skip(f"benchmark prompts not found under {SHARED_DATASETS} (../shared/datasets is absent)")
+    spec = read_spec_bench(SPEC_BENCH)
+    assert len(spec) == 480
+    assert len({prompt.category for prompt in spec}) == 13
+    three = read_spec_bench(SPEC_BENCH, 3)
+    assert len(three) == 39
+    assert {prompt.category for prompt in three} >= {"rag", "summarization", "translation", "qa"}
+    squad = read_squad(XQUAD)
+    assert len(squad) > 20
+    assert all(len(prompt.evidence) == 1 and prompt.evidence[0] in prompt.messages[1][1] for prompt in squad)
+    assert len({prompt.prompt_id for prompt in squad}) == len(squad)
