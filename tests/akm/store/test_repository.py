@@ -271,3 +271,17 @@ def test_save_packet_stores_rows_claims_and_stats(store: EvidenceStore) -> None:
     assert store.packets_citing(["ev:1"]) == ["pk:0001"]
     assert store.decode_stats("pk:0001") == [{"targetCalls": 3}]
     assert [r.reason for r in store.list_rejections(packet_id="pk:0001")] == ["dup"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["_ __ the", "AND OR NOT NEAR", '"quoted" (paren) col:umn * ^', "a & b | !c <-> d", "x" * 300, "é ß 5%"],
+    ids=["underscores-stopwords", "fts-operators", "fts-syntax", "tsquery-syntax", "long-token", "unicode"],
+)
+def test_lexical_search_accepts_any_text(filled: EvidenceStore, query: str) -> None:
+    assert isinstance(filled.lexical_search(query, 5), list)
+
+
+def test_lexical_search_ignores_operator_words(filled: EvidenceStore) -> None:
+    hits = filled.lexical_search("verifier NOT prefixes", 5)
+    assert [chunk.text for chunk, _ in hits] == ["The verifier accepts prefixes."]
