@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from akm.claims.quantities import Quantity, months, quantities, same_amount
-from akm.claims.segmentation import TextSpan, sentence_spans
+from akm.claims.segmentation import TextSpan, sentence_spans, strip_citations
 from akm.verify.judgement import SupportJudgement, SupportLabel
 from akm.verify.wording import (
     Word,
@@ -129,6 +129,8 @@ class LexicalClaimVerifier:
         return coverage - self.joined_sentence_charge * (sentences - 1)
 
     def verify(self, claim: str, passage: str) -> SupportJudgement:
+        # Evidence markers ([E1]) name the answer's sources, not anything the passage must say.
+        claim = strip_citations(claim)
         claim_words = words(claim)
         content = [word for word in claim_words if is_content_in(word, claim)]
         if not content:

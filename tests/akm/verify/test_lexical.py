@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from akm.verify import LexicalClaimVerifier, SupportLabel
+from akm.verify import SUPPORT_LABELS, LexicalClaimVerifier, SupportLabel
 
 PASSAGE = (
     "The cache is enabled by default. "
@@ -18,6 +20,7 @@ PASSAGE = (
 CASES: list[tuple[str, str, SupportLabel, str]] = [
     # (id, claim, expected label, deciding check)
     ("exact-copy", "The cache is enabled by default.", "supported", "all-checks"),
+    ("citation-marker-ignored", "The cache is enabled by default [E1].", "supported", "all-checks"),
     ("inflection-plural", "Caches are enabled by default.", "supported", "all-checks"),
     ("inflection-verb", "IL-6 level increases in treated mice.", "supported", "all-checks"),
     ("partial-sentence", "Median latency fell to 3.5 ms.", "supported", "all-checks"),
@@ -251,3 +254,20 @@ def test_assertion_and_comparison_checks(
 def test_a_claim_supports_itself(claim: str) -> None:
     judgement = LexicalClaimVerifier().verify(claim, claim)
     assert (judgement.label, judgement.span) == ("supported", (0, len(claim))), judgement.note
+
+
+TEXT = st.lists(
+    st.sampled_from([*"abcXYZ019 .,;:%-[]()?!\n", "not ", "no ", "increased ", "mg ", "E1", "IL-6 "]),
+    max_size=60,
+).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(TEXT, TEXT)
+def test_any_text_gets_a_label_and_a_span_inside_the_passage(claim: str, passage: str) -> None:
+    judgement = LexicalClaimVerifier().verify(claim, passage)
+    assert judgement.label in SUPPORT_LABELS
+    assert judgement.note
+    if judgement.span is not None:
+        start, end = judgement.span
+        assert 0 <= start <= end <= len(passage)
