@@ -18,14 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from akm.embedding import Embedder, EmbeddingModelError, load_embedder
+from akm.ingest import IngestError
 from akm.manifest import ManifestError, load_manifest
 from akm.retrieval.benchmark import (
     BenchmarkInputError,
     BenchmarkSettings,
+    CachingEmbedder,
     EmbeddingCache,
     benchmark_manifest,
-    ingest_corpus,
-    load_corpus,
+    ingest_benchmark_corpus,
     load_qrels,
     load_queries,
     run_queries,
@@ -135,22 +136,27 @@ def handle(args: argparse.Namespace, settings: Settings) -> int:
         return _fail("--depth must be at least 10; --per-source-cap and --rrf-k must be positive")
     if args.limit_queries is not None and args.limit_queries < 1:
         return _fail("--limit-queries must be positive")
+    if not args.corpus.is_file():
+        return _fail(f"{args.corpus} does not exist")
     try:
-        documents = load_corpus(args.corpus)
         queries = load_queries(args.queries)
         qrels = load_qrels(args.qrels)
-        manifest = benchmark_manifest(load_manifest(settings.manifest_path))
+        manifest = benchmark_manifest(load_manifest(settings.manifest_path), args.corpus)
     except (BenchmarkInputError, ManifestError) as error:
         return _fail(str(error))
     judged = {query_id: qrels[query_id] for query_id in qrels if query_id in queries}
     if args.limit_queries is not None:
         judged = dict(list(judged.items())[: args.limit_queries])
-    if not documents or not judged:
-        return _fail("the corpus is empty or no query has judgments")
+    if not judged:
+        return _fail("no query has judgments")
 
     embedder, embedder_error = _embedder(settings)
-    cache = (
-        EmbeddingCache(settings.data_dir / "cache" / "embeddings", embedder.model_id) if embedder else None
+    caching = (
+        CachingEmbedder(
+            embedder, EmbeddingCache(settings.data_dir / "cache" / "embeddings", embedder.model_id)
+        )
+        if embedder is not None
+        else None
     )
     bench = BenchmarkSettings(
         depth=args.depth, per_source_cap=args.per_source_cap, rrf_k=args.rrf_k, fused_lanes=lanes
@@ -158,11 +164,11 @@ def handle(args: argparse.Namespace, settings: Settings) -> int:
     started = time.perf_counter()
     try:
         with _temporary_store(args) as store:
-            ingest = ingest_corpus(
-                store, documents, embedder, cache, corpus_name=args.corpus.name.split(".")[0]
-            )
+            ingest = ingest_benchmark_corpus(store, args.corpus, caching)
+            if not ingest["documents"]:
+                return _fail(f"{args.corpus} holds no documents")
             scores = run_queries(store, manifest, embedder, queries, judged, bench)
-    except BenchmarkInputError as error:
+    except (BenchmarkInputError, IngestError) as error:
         return _fail(str(error))
     summary: dict[str, Any] = {
         "corpus": str(args.corpus),
@@ -177,7 +183,7 @@ def handle(args: argparse.Namespace, settings: Settings) -> int:
             "queries": len(judged),
         },
         **scores,
-        "ingest": ingest.to_json(),
+        "ingest": ingest,
         "targets": TARGETS,
         "wallSeconds": round(time.perf_counter() - started, 1),
     }

@@ -21,34 +21,21 @@ import numpy as np
 from numpy.typing import NDArray
 
 from akm.contract.ids import sha256_text
-from akm.direct_read import corpus_document_text
 from akm.embedding import Embedder
 from akm.fusion import FusionSettings, fuse
+from akm.ingest import corpus_alias, ingest_corpus
 from akm.manifest import Manifest, SourceRef
 from akm.retrieval.evaluation import collapse_to_documents, mrr_at_k, ndcg_at_k, percentile, recall_at_k
 from akm.retrieval.lanes import ALL_LANES
 from akm.retrieval.orchestrate import retrieve
-from akm.store import EvidenceStore, NewChunk
+from akm.store import EvidenceStore
 
-BENCHMARK_REF_ID = "benchmark:corpus:public-jsonl"
-BENCHMARK_ROOT_ALIAS = "benchmark"
 FUSION_METHODS = ("deterministic-priority", "rrf")
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 class BenchmarkInputError(ValueError):
     """A corpus, queries or qrels file that cannot be used."""
-
-
-@dataclass(frozen=True, slots=True)
-class CorpusDocument:
-    doc_id: str
-    title: str
-    text: str
-
-    @property
-    def indexed_text(self) -> str:
-        return corpus_document_text({"title": self.title, "text": self.text})
 
 
 def _open_text(path: Path) -> Any:
@@ -71,13 +58,6 @@ def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
             if not isinstance(record, dict) or "_id" not in record:
                 raise BenchmarkInputError(f"{path}:{number}: expected an object with an _id")
             yield record
-
-
-def load_corpus(path: Path) -> list[CorpusDocument]:
-    return [
-        CorpusDocument(str(record["_id"]), str(record.get("title") or ""), str(record.get("text") or ""))
-        for record in _jsonl(path)
-    ]
 
 
 def load_queries(path: Path) -> dict[str, str]:
@@ -137,112 +117,60 @@ class EmbeddingCache:
         self._dirty = False
 
 
-@dataclass(frozen=True, slots=True)
-class IngestReport:
-    documents: int
-    chunks: int
-    embedded: int
-    cache_hits: int
-    embed_seconds: float
-    total_seconds: float
+class CachingEmbedder:
+    """An `Embedder` that answers from an `EmbeddingCache` and embeds only unseen texts."""
 
-    def to_json(self) -> dict[str, float | int | None]:
-        return {
-            "documents": self.documents,
-            "chunks": self.chunks,
-            "embedded": self.embedded,
-            "cacheHits": self.cache_hits,
-            "embedSeconds": round(self.embed_seconds, 3),
-            "totalSeconds": round(self.total_seconds, 3),
-            "documentsPerSecond": round(self.documents / self.total_seconds, 1)
-            if self.total_seconds
-            else None,
-        }
+    def __init__(self, embedder: Embedder, cache: EmbeddingCache) -> None:
+        self.embedder = embedder
+        self.cache = cache
+        self.model_id = embedder.model_id
+        self.dimensions = embedder.dimensions
+        self.computed = 0
+        self.reused = 0
+        self.seconds = 0.0
 
-
-def benchmark_source_id(corpus_name: str, doc_id: str) -> str:
-    return f"akm:{_SLUG.sub('_', corpus_name)}:{doc_id}"
-
-
-def ingest_corpus(
-    store: EvidenceStore,
-    documents: Sequence[CorpusDocument],
-    embedder: Embedder | None,
-    cache: EmbeddingCache | None,
-    *,
-    corpus_name: str,
-    batch_size: int = 64,
-) -> IngestReport:
-    """Index one chunk per document (locator ``row`` = document ID) with cached embeddings."""
-    started = time.perf_counter()
-    texts = [document.indexed_text for document in documents]
-    keys = [sha256_text(text) for text in texts]
-    vectors: dict[str, NDArray[np.float32]] = {}
-    missing: list[int] = []
-    for index, key in enumerate(keys):
-        cached = cache.get(key) if cache is not None else None
-        if cached is not None:
-            vectors[key] = cached
-        elif key not in vectors:
-            missing.append(index)
-    embed_started = time.perf_counter()
-    if embedder is not None:
-        for start in range(0, len(missing), batch_size):
-            batch = missing[start : start + batch_size]
-            for index, vector in zip(batch, embedder.embed([texts[index] for index in batch]), strict=True):
-                vectors[keys[index]] = vector
-                if cache is not None:
-                    cache.put(keys[index], vector)
-        if cache is not None:
-            cache.save()
-    embed_seconds = time.perf_counter() - embed_started
-    with store.transaction() as transaction:
-        for document, text, key in zip(documents, texts, keys, strict=True):
-            source_id = benchmark_source_id(corpus_name, document.doc_id)
-            transaction.upsert_source(
-                source_id=source_id,
-                root_alias=BENCHMARK_ROOT_ALIAS,
-                path=f"{_SLUG.sub('_', corpus_name)}/{document.doc_id}",
-                canonical_uri=f"source:{corpus_name}#{document.doc_id}",
-                source_type="paper",
-                classification="public",
-                source_ref_id=BENCHMARK_REF_ID,
-                title=document.title or None,
-                external_id=document.doc_id,
-            )
-            transaction.add_source_version(
-                source_id=source_id,
-                revision=f"sha256:{key[:16]}",
-                sha256=key,
-                path=f"{_SLUG.sub('_', corpus_name)}/{document.doc_id}",
-                byte_size=len(text.encode("utf-8")),
-                chunks=[
-                    NewChunk(
-                        ordinal=0,
-                        locator_type="row",
-                        locator_value=document.doc_id,
-                        text=text,
-                        excerpt_sha256=key,
-                        embedding=vectors.get(key),
-                    )
-                ],
-            )
-    return IngestReport(
-        documents=len(documents),
-        chunks=len(documents),
-        embedded=len(missing) if embedder is not None else 0,
-        cache_hits=len(documents) - len(missing),
-        embed_seconds=embed_seconds,
-        total_seconds=time.perf_counter() - started,
-    )
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        keys = [sha256_text(text) for text in texts]
+        missing = [index for index, key in enumerate(keys) if self.cache.get(key) is None]
+        if missing:
+            started = time.perf_counter()
+            vectors = self.embedder.embed([texts[index] for index in missing])
+            self.seconds += time.perf_counter() - started
+            for index, vector in zip(missing, vectors, strict=True):
+                self.cache.put(keys[index], vector)
+            # Saved per batch, so an interrupted run keeps what it already paid for.
+            self.cache.save()
+        self.computed += len(missing)
+        self.reused += len(texts) - len(missing)
+        rows = [self.cache.get(key) for key in keys]
+        return np.stack([row for row in rows if row is not None]).astype(np.float32)
 
 
-def benchmark_manifest(base: Manifest) -> Manifest:
+def ingest_benchmark_corpus(
+    store: EvidenceStore, corpus: Path, embedder: CachingEmbedder | None
+) -> dict[str, float | int | None]:
+    """Ingest `corpus` with the project's corpus ingest and report its throughput."""
+    report = ingest_corpus(store, corpus, alias=corpus_alias(corpus), embedder=embedder)
+    documents = report.files_seen
+    return {
+        "documents": documents,
+        "chunks": report.chunks_written,
+        "embedded": embedder.computed if embedder is not None else 0,
+        "cacheHits": embedder.reused if embedder is not None else 0,
+        "embedSeconds": round(embedder.seconds, 3) if embedder is not None else 0.0,
+        "totalSeconds": round(report.seconds, 3),
+        "documentsPerSecond": round(documents / report.seconds, 1) if report.seconds else None,
+    }
+
+
+def benchmark_manifest(base: Manifest, corpus: Path) -> Manifest:
     """The project manifest with one public source ref over the benchmark corpus, all lanes on."""
+    alias = corpus_alias(corpus)
     ref = SourceRef.model_validate(
         {
-            "sourceId": BENCHMARK_REF_ID,
-            "rootAlias": BENCHMARK_ROOT_ALIAS,
+            # The corpus ingest files every document under the source ref ``corpus:<alias>``.
+            "sourceId": f"corpus:{alias}",
+            "rootAlias": alias,
             "rootPath": ".",
             "classification": "public",
             "include": ["**"],
