@@ -14,7 +14,7 @@ from akm.settings import Settings
 
 EXIT_USAGE = 2
 
-BENCH_MODULES: tuple[str, ...] = ("akm.cli.bench_verify", "akm.cli.bench_decode")
+BENCH_MODULES: tuple[str, ...] = ("akm.cli.bench_verify", "akm.cli.bench_decode", "akm.cli.bench_retrieval")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
