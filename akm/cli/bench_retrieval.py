@@ -206,6 +206,11 @@ def _print_table(summary: dict[str, Any]) -> None:
             f"{name:<26} {metrics['ndcg@10']:>8.4f} {metrics['recall@100']:>7.4f} {metrics['mrr@10']:>7.4f} "
             f"{timing['p50']:>8.2f} {timing['p95']:>8.2f} {timing['cpu_p50']:>8.2f} {timing['cpu_p95']:>8.2f}"
         )
+    service = latency["service"]
+    print(
+        f"service (fan-out, limit {service['limit']}, default fusion): p50 {service['p50']:.2f} ms, "
+        f"p95 {service['p95']:.2f} ms, cpu p50 {service['cpu_p50']:.2f} ms, cpu p95 {service['cpu_p95']:.2f} ms"
+    )
     ingest = summary["ingest"]
     print(
         f"ingest: {ingest['documents']} documents in {ingest['totalSeconds']} s "
