@@ -25,6 +25,7 @@ from typing import Any, Literal, Protocol
 from akm.contract.ids import sha256_bytes, sha256_text
 from akm.contract.models import EvidenceRow, Locator, ReadMethod
 from akm.contract.states import mark_stale, record_direct_read, reject
+from akm.manifest import Manifest
 from akm.store import EvidenceStore, Rejection
 
 READER_ID = "akm.direct_read"
@@ -108,6 +109,11 @@ class FileSourceReader:
     def __init__(self, root: Path, *, reader_id: str = READER_ID) -> None:
         self.root = root.resolve()
         self.reader_id = reader_id
+
+    @classmethod
+    def for_manifest(cls, manifest: Manifest, *, reader_id: str = READER_ID) -> FileSourceReader:
+        """A reader rooted at the manifest's project root, which canonical paths are relative to."""
+        return cls(manifest.project_root, reader_id=reader_id)
 
     def resolve(self, relative_path: str) -> Path:
         """The file for `relative_path`, or `LocatorEscapeError` if it would leave the root."""

@@ -57,7 +57,10 @@ class ScopeVerdict:
 
 def scope_verdict(chunk: StoredChunk, manifest: Manifest, lane: LaneName) -> ScopeVerdict:
     """Security deny rules first, then classification, then the source ref's include and lanes."""
-    if manifest.denial_for_path(chunk.path) is not None:
+    if (
+        manifest.denial_for_path(chunk.path) is not None
+        or manifest.denial_for_path(project_path(chunk)) is not None
+    ):
         return ScopeVerdict(False, None, "denied")
     if not manifest.classification_allowed(chunk.classification):
         return ScopeVerdict(False, None, "denied")
@@ -67,6 +70,17 @@ def scope_verdict(chunk: StoredChunk, manifest: Manifest, lane: LaneName) -> Sco
     if lane not in ref.retrieval_lanes:
         return ScopeVerdict(False, ref, "lane-not-enabled")
     return ScopeVerdict(True, ref, "in-scope")
+
+
+def project_path(chunk: StoredChunk) -> str:
+    """The project-relative path of a file source (its ``file:`` URI), else its stored path.
+
+    The store keeps file paths relative to their source ref's root; canonical paths and
+    direct reads use the project-relative form.
+    """
+    if chunk.canonical_uri.startswith("file:"):
+        return chunk.canonical_uri.removeprefix("file:")
+    return chunk.path
 
 
 def authority_level(policy_name: str) -> AuthorityLevel:
@@ -118,7 +132,7 @@ def candidate_from_chunk(
     return build_candidate_row(
         source_id=chunk.source_id,
         canonical_uri=chunk.canonical_uri,
-        canonical_path=chunk.path if _RELATIVE_PATH.match(chunk.path) else None,
+        canonical_path=canonical if _RELATIVE_PATH.match(canonical := project_path(chunk)) else None,
         source_type=source_type,
         classification=chunk.classification,  # type: ignore[arg-type]
         project_scopes=[manifest.project_id],

@@ -192,6 +192,11 @@ def _manifest_document() -> dict[str, Any]:
 
 
 @pytest.fixture
+def manifest_document() -> dict[str, Any]:
+    return _manifest_document()
+
+
+@pytest.fixture
 def manifest(tmp_path: Path) -> Manifest:
     path = tmp_path / "manifest.yaml"
     path.write_text(yaml.safe_dump(_manifest_document()), encoding="utf-8")
