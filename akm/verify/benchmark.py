@@ -163,6 +163,7 @@ def run_verify_benchmark(
     seconds = time.perf_counter() - started
     summary = summarise([(gold, predicted) for _, gold, predicted in pairs])
     summary["n_claims"] = len(claims)
+    summary["seconds"] = round(seconds, 3)
     return {
         "claims_path": str(claims_path),
         "limit": limit,
