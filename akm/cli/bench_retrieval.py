@@ -31,6 +31,7 @@ from akm.retrieval.benchmark import (
     load_queries,
     run_queries,
 )
+from akm.retrieval.lanes import ALL_LANES
 from akm.settings import Settings
 from akm.store import EvidenceStore, open_store
 
@@ -66,8 +67,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--rrf-k", type=int, default=60, help="RRF k (default 60)")
     parser.add_argument(
         "--fuse-lanes",
-        default="exact,qmd-lexical,qmd-semantic,graphify-relationship",
-        help="comma-separated lanes whose candidates are fused",
+        default="qmd-lexical,qmd-semantic",
+        help="comma-separated lanes whose candidates are fused for the headline figures "
+        "(all four lanes are also fused and reported under fusedVariants)",
     )
     parser.add_argument(
         "--json", dest="json_out", type=Path, required=True, help="write the JSON summary here"
@@ -132,6 +134,9 @@ def _embedder(settings: Settings) -> tuple[Embedder | None, str | None]:
 
 def handle(args: argparse.Namespace, settings: Settings) -> int:
     lanes = tuple(lane.strip() for lane in args.fuse_lanes.split(",") if lane.strip())
+    unknown = [lane for lane in lanes if lane not in ALL_LANES]
+    if unknown or not lanes:
+        return _fail(f"--fuse-lanes takes lanes from {', '.join(ALL_LANES)}; got {args.fuse_lanes!r}")
     if args.depth < 10 or args.per_source_cap < 1 or args.rrf_k < 1:
         return _fail("--depth must be at least 10; --per-source-cap and --rrf-k must be positive")
     if args.limit_queries is not None and args.limit_queries < 1:
@@ -159,7 +164,11 @@ def handle(args: argparse.Namespace, settings: Settings) -> int:
         else None
     )
     bench = BenchmarkSettings(
-        depth=args.depth, per_source_cap=args.per_source_cap, rrf_k=args.rrf_k, fused_lanes=lanes
+        depth=args.depth,
+        per_source_cap=args.per_source_cap,
+        rrf_k=args.rrf_k,
+        fused_lanes=lanes,
+        variant_lane_sets=tuple(lane_set for lane_set in (ALL_LANES,) if lane_set != lanes),
     )
     started = time.perf_counter()
     try:

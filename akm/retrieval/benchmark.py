@@ -227,7 +227,9 @@ class BenchmarkSettings:
     rrf_k: int = 60
     service_limit: int = 20
     lanes: tuple[str, ...] = ALL_LANES
-    fused_lanes: tuple[str, ...] = ("exact", "qmd-lexical", "qmd-semantic", "graphify-relationship")
+    fused_lanes: tuple[str, ...] = ("qmd-lexical", "qmd-semantic")
+    # Other lane sets fused from the same candidates, reported beside the headline figures.
+    variant_lane_sets: tuple[tuple[str, ...], ...] = (ALL_LANES,)
 
 
 def run_queries(
@@ -241,6 +243,9 @@ def run_queries(
     """Score every judged query on each lane alone and on each fusion method."""
     lanes = {lane: _Scores() for lane in settings.lanes}
     fused = {method: _Scores() for method in FUSION_METHODS}
+    variants = {
+        lane_set: {method: _Scores() for method in FUSION_METHODS} for lane_set in settings.variant_lane_sets
+    }
     retrieval = _Scores()
     lane_status: dict[str, dict[str, int]] = {lane: {} for lane in settings.lanes}
     for query_id, judgments in qrels.items():
@@ -263,25 +268,17 @@ def run_queries(
         for run in result.lane_runs:
             counts = lane_status[run.lane]
             counts[run.status] = counts.get(run.status, 0) + 1
-        candidates = [row for row in result.candidates if row.retrieval.lane in settings.fused_lanes]
-        for method in FUSION_METHODS:
-            fuse_started = time.perf_counter()
-            fuse_cpu_started = time.process_time()
-            fusion = fuse(
-                candidates,
-                FusionSettings(
-                    method=method,  # type: ignore[arg-type]
-                    rrf_k=settings.rrf_k,
-                    per_source_cap=settings.per_source_cap,
-                    max_rows=settings.depth,
-                    unique_sources_when_available=0,
-                    authority_order=tuple(manifest.ranking_policy.authority_order),
-                ),
-            )
-            fuse_ms = (time.perf_counter() - fuse_started) * 1000.0
-            fuse_cpu_ms = (time.process_time() - fuse_cpu_started) * 1000.0
-            ranking = collapse_to_documents([_doc_id(row.source.source_id) for row in fusion.winners])
-            fused[method].add(ranking, judgments, retrieve_ms + fuse_ms, retrieve_cpu_ms + fuse_cpu_ms)
+        for lane_set in (settings.fused_lanes, *settings.variant_lane_sets):
+            candidates = [row for row in result.candidates if row.retrieval.lane in lane_set]
+            for method in FUSION_METHODS:
+                fuse_started = time.perf_counter()
+                fuse_cpu_started = time.process_time()
+                fusion = fuse(candidates, _fusion_settings(method, settings, manifest))
+                fuse_ms = (time.perf_counter() - fuse_started) * 1000.0
+                fuse_cpu_ms = (time.process_time() - fuse_cpu_started) * 1000.0
+                ranking = collapse_to_documents([_doc_id(row.source.source_id) for row in fusion.winners])
+                scores = fused[method] if lane_set == settings.fused_lanes else variants[lane_set][method]
+                scores.add(ranking, judgments, retrieve_ms + fuse_ms, retrieve_cpu_ms + fuse_cpu_ms)
     service = _service_latency(
         store, manifest, embedder, [queries[q] for q in qrels if queries.get(q)], settings
     )
@@ -290,6 +287,10 @@ def run_queries(
             lane: {**scores.metrics(), "laneRuns": lane_status[lane]} for lane, scores in lanes.items()
         },
         "fused": {method: scores.metrics() for method, scores in fused.items()},
+        "fusedVariants": {
+            "+".join(lane_set): {method: scores.metrics() for method, scores in by_method.items()}
+            for lane_set, by_method in variants.items()
+        },
         "latency_ms": {
             "lanes": {lane: scores.latency() for lane, scores in lanes.items()},
             "retrieve": retrieval.latency(),
@@ -302,6 +303,17 @@ def run_queries(
             "fused": {method: scores.latency() for method, scores in fused.items()},
         },
     }
+
+
+def _fusion_settings(method: str, settings: BenchmarkSettings, manifest: Manifest) -> FusionSettings:
+    return FusionSettings(
+        method=method,  # type: ignore[arg-type]
+        rrf_k=settings.rrf_k,
+        per_source_cap=settings.per_source_cap,
+        max_rows=settings.depth,
+        unique_sources_when_available=0,
+        authority_order=tuple(manifest.ranking_policy.authority_order),
+    )
 
 
 def _service_latency(
