@@ -1,7 +1,8 @@
-"""Direct-read dispatch for rows of several manifest roots.
+"""Direct-read dispatch: which reader may re-read a row's canonical source.
 
-A row's source ID is ``akm:<root alias>:<path>``; the alias picks the manifest root its file
-lives under, and nothing outside that root is ever opened.
+File sources (``file:`` canonical URIs) are read relative to the manifest's project root, which
+their canonical paths are relative to; nothing outside that root is ever opened. A row whose
+source is not a file has no reader here, so its direct read fails and the row is rejected.
 """
 
 from __future__ import annotations
@@ -12,23 +13,20 @@ from akm.manifest import Manifest
 
 
 class RootReaders:
-    """Direct-read dispatch by the row's root alias (``akm:<alias>:<path>`` source IDs)."""
+    """The reader for each row, chosen by its canonical URI."""
 
     def __init__(self, manifest: Manifest, reader_id: str = "akm.direct_read") -> None:
         self.reader_id = reader_id
-        self.readers = {
-            alias: FileSourceReader(root, reader_id=reader_id)
-            for alias, root in manifest.root_aliases().items()
-        }
+        self.files = FileSourceReader.for_manifest(manifest, reader_id=reader_id)
 
     def for_row(self, row: EvidenceRow) -> SourceReader:
-        parts = row.source.source_id.split(":", 2)
-        reader = self.readers.get(parts[1]) if len(parts) == 3 else None
-        return reader if reader is not None else _NoReader(self.reader_id)
+        if row.source.canonical_uri.startswith("file:"):
+            return self.files
+        return _NoReader(self.reader_id)
 
 
 class _NoReader:
-    """For a row whose root the manifest does not name: every read fails, so the row is rejected."""
+    """For a source that is not a file: every read fails, so the row is rejected."""
 
     read_method: ReadMethod = "other"
 
@@ -36,7 +34,7 @@ class _NoReader:
         self.reader_id = reader_id
 
     def read(self, location: SourceLocation) -> ReadResult:
-        raise SourceUnreadableError(f"no manifest root can read {location.path}")
+        raise SourceUnreadableError(f"no reader can open {location.path}")
 
 
 __all__ = ["RootReaders"]

@@ -65,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--fusion", choices=get_args(FusionMethod), help="fusion method (default: the manifest's)"
     )
     parser.add_argument(
-        "--max-rows", type=int, default=4, metavar="N", help="fused rows read into the prompt"
+        "--max-rows", type=int, default=3, metavar="N", help="fused rows read into the prompt"
     )
     parser.set_defaults(handler=run_ask)
 

@@ -137,5 +137,5 @@ def test_deleted_source_rejects_its_rows(corpus: Any) -> None:
 
 
 def test_unknown_source_is_an_error(corpus: Any) -> None:
-    with pytest.raises(UnknownSourceError, match="akm:docs:nope.md"):
+    with pytest.raises(UnknownSourceError, match=r"akm:docs:nope\.md"):
         reverify(corpus.store, corpus.manifest, source_id="akm:docs:nope.md")
