@@ -104,6 +104,7 @@ def test_bench_refuses_missing_inputs_with_a_message(tmp_path: Path, capsys):
 
 
 @pytest.mark.datasets
+@pytest.mark.slow
 def test_scifact_lexical_lane_on_the_first_judged_queries(tmp_path: Path):
     if not (SCIFACT / "corpus.jsonl.gz").is_file():
         pytest.skip(f"SciFact is not present under {SCIFACT}")
@@ -117,13 +118,15 @@ def test_scifact_lexical_lane_on_the_first_judged_queries(tmp_path: Path):
         "--qrels",
         str(SCIFACT / "qrels-train.tsv"),
         "--limit-queries",
-        "40",
+        "100",
         "--json",
         str(out),
     ]
     assert handle(_parse(argv), settings) == 0
     summary = json.loads(out.read_text())
-    assert summary["parameters"]["queries"] == 40
+    assert summary["parameters"]["queries"] == 100
     assert summary["ingest"]["documents"] == 5183
-    assert summary["lanes"]["qmd-lexical"]["ndcg@10"] >= 0.6
+    # BM25 (FTS5, porter, stopwords dropped) scores 0.6607 on these 100 queries.
+    assert summary["lanes"]["qmd-lexical"]["ndcg@10"] >= 0.65
+    assert summary["lanes"]["qmd-lexical"]["recall@100"] >= 0.9
     assert len(load_qrels(SCIFACT / "qrels-train.tsv")) == 809
