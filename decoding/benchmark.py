@@ -152,23 +152,32 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def read_spec_bench(path: Path, per_category: int | None = None) -> list[BenchPrompt]:
-    """First turn of each Spec-Bench question, the first `per_category` of each category in file order."""
-    prompts: list[BenchPrompt] = []
-    taken: dict[str, int] = {}
+    """First turn of each Spec-Bench question, the first `per_category` of each category.
+
+    Ordered round-robin over categories (first of each category, then second, ...), so a run
+    stopped early still covers every category.
+    """
+    by_category: dict[str, list[BenchPrompt]] = {}
     for number, row in enumerate(_read_jsonl(path), start=1):
         turns, category = row.get("turns"), row.get("category")
         if not isinstance(turns, list) or not turns or not isinstance(turns[0], str) or not turns[0].strip():
             raise BenchmarkInputError(f"{path}:{number}: a Spec-Bench row needs a non-empty 'turns' list")
         if not isinstance(category, str) or not category:
             raise BenchmarkInputError(f"{path}:{number}: a Spec-Bench row needs a 'category'")
-        if per_category is not None and taken.get(category, 0) >= per_category:
-            continue
-        taken[category] = taken.get(category, 0) + 1
-        prompt_id = str(row.get("question_id", number))
-        prompts.append(BenchPrompt(prompt_id, category, (("user", turns[0]),)))
+        taken = by_category.setdefault(category, [])
+        if per_category is None or len(taken) < per_category:
+            taken.append(BenchPrompt(str(row.get("question_id", number)), category, (("user", turns[0]),)))
+    prompts = _round_robin(list(by_category.values()))
     if not prompts:
         raise BenchmarkInputError(f"{path}: no Spec-Bench prompts")
     return prompts
+
+
+def _round_robin(groups: list[list[BenchPrompt]]) -> list[BenchPrompt]:
+    ordered: list[BenchPrompt] = []
+    for index in range(max((len(group) for group in groups), default=0)):
+        ordered.extend(group[index] for group in groups if index < len(group))
+    return ordered
 
 
 def grounded_messages(context: str, question: str) -> tuple[tuple[str, str], ...]:
@@ -211,10 +220,7 @@ def read_squad(path: Path, limit: int | None = None) -> list[BenchPrompt]:
                 BenchPrompt(str(question_id), "squad", grounded_messages(context, question), (context,))
             )
         per_article.append(found)
-    prompts: list[BenchPrompt] = []
-    depth = max((len(found) for found in per_article), default=0)
-    for index in range(depth):
-        prompts.extend(found[index] for found in per_article if index < len(found))
+    prompts = _round_robin(per_article)
     if limit is not None:
         prompts = prompts[:limit]
     if not prompts:
@@ -459,8 +465,12 @@ class DecodeBenchmark:
             "method_token": tokens[index] if index < len(tokens) else None,
         }
 
-    def run(self, prompts: Sequence[EncodedPrompt]) -> list[dict[str, Any]]:
-        """Result records, one per prompt and method."""
+    def run(
+        self,
+        prompts: Sequence[EncodedPrompt],
+        checkpoint: Callable[[list[dict[str, Any]]], None] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Result records, one per prompt and method; `checkpoint` gets the records so far after each prompt."""
         if not prompts:
             raise BenchmarkInputError("no prompts to benchmark")
         self.progress(f"warm-up on prompt {prompts[0].prompt.prompt_id} ({len(self.methods)} methods)")
@@ -480,6 +490,8 @@ class DecodeBenchmark:
                     f"{method}: {len(outcome.tokens)} tok in {outcome.wall_s:.2f} s ({rate:.1f} tok/s)"
                     + ("" if divergence is None else f" DIVERGES at {divergence['index']}")
                 )
+            if checkpoint is not None:
+                checkpoint(records)
         return records
 
 
@@ -667,8 +679,13 @@ def run_decode_benchmark(
     cost_curve: VerifyCostCurve | None = None,
     cost_cache_dir: Path | None = None,
     progress: Progress | None = _stderr_progress,
+    on_partial_report: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """Encode, warm up, run every method on every prompt, and return the full report."""
+    """Encode, warm up, run every method on every prompt, and return the full report.
+
+    `on_partial_report` receives the report of the prompts done so far after each prompt, so a
+    long run stopped early still leaves its figures behind.
+    """
     benchmark = DecodeBenchmark(
         model,
         tokenizer,
@@ -679,16 +696,27 @@ def run_decode_benchmark(
         cost_cache_dir=cost_cache_dir,
         progress=progress,
     )
-    records = benchmark.run(encode_prompts(prompts, tokenizer))
-    return build_report(
-        prompt_format=prompt_format,
-        prompts_file=prompts_file,
-        max_new_tokens=max_new_tokens,
-        methods=benchmark.methods,
-        records=records,
-        cost_curve=benchmark.cost_curve,
-        environment=environment_report(model, model_name or type(model).__name__),
-    )
+    environment = environment_report(model, model_name or type(model).__name__)
+
+    def report_of(records: list[dict[str, Any]]) -> dict[str, Any]:
+        return build_report(
+            prompt_format=prompt_format,
+            prompts_file=prompts_file,
+            max_new_tokens=max_new_tokens,
+            methods=benchmark.methods,
+            records=records,
+            cost_curve=benchmark.cost_curve,
+            environment=environment,
+        )
+
+    checkpoint = None
+    if on_partial_report is not None:
+        partial = on_partial_report
+
+        def checkpoint(records: list[dict[str, Any]]) -> None:
+            partial(report_of(records))
+
+    return report_of(benchmark.run(encode_prompts(prompts, tokenizer), checkpoint))
 
 
 # --- rendering ------------------------------------------------------------------------------

@@ -113,6 +113,7 @@ def run_bench_decode(args: argparse.Namespace, settings: Settings) -> int:
             model_name=loaded.name,
             max_draft=args.max_draft,
             cost_cache_dir=settings.model_cache_dir,
+            on_partial_report=lambda partial: write_json(partial, args.json_out),
         )
     except (BenchmarkInputError, ValueError) as error:
         return _fail(str(error))

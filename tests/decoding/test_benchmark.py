@@ -85,20 +85,16 @@ def write_squad(path: Path) -> Path:
 
 @pytest.mark.parametrize(
     ("per_category", "expected_ids"),
-    [(None, ["1", "2", "3", "4", "5"]), (1, ["1", "3", "4"]), (2, ["1", "2", "3", "4", "5"])],
+    [(None, ["1", "3", "4", "2", "5"]), (1, ["1", "3", "4"]), (2, ["1", "3", "4", "2", "5"])],
     ids=["all", "one-per-category", "two-per-category"],
 )
-def test_spec_bench_takes_first_turns_per_category(
+def test_spec_bench_takes_first_turns_round_robin_over_categories(
     tmp_path: Path, per_category: int | None, expected_ids: list[str]
 ) -> None:
     prompts = read_spec_bench(write_spec_bench(tmp_path / "q.jsonl"), per_category)
     assert [prompt.prompt_id for prompt in prompts] == expected_ids
     assert prompts[0] == BenchPrompt("1", "writing", (("user", "Write a poem."),))
-    assert [prompt.category for prompt in prompts][:3] == [
-        "writing",
-        "writing" if per_category != 1 else "rag",
-        "rag" if per_category != 1 else "math",
-    ]
+    assert [prompt.category for prompt in prompts[:3]] == ["writing", "rag", "math"]
 
 
 @pytest.mark.parametrize(
@@ -327,6 +323,7 @@ def test_benchmark_runs_end_to_end_and_writes_the_report(
     tmp_path: Path, target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
 ) -> None:
     messages: list[str] = []
+    partials: list[dict[str, Any]] = []
     report = run_decode_benchmark(
         target,
         tokenizer,
@@ -339,7 +336,10 @@ def test_benchmark_runs_end_to_end_and_writes_the_report(
         max_draft=4,
         cost_curve=VerifyCostCurve.flat(4),
         progress=messages.append,
+        on_partial_report=partials.append,
     )
+    assert [partial["prompt_count"] for partial in partials] == [1, 2]
+    assert partials[-1]["results"] == report["results"]
     write_json(report, tmp_path / "report.json")
     loaded = json.loads((tmp_path / "report.json").read_text())
     assert tuple(loaded) == REPORT_KEYS
