@@ -117,11 +117,20 @@ class LexicalClaimVerifier:
         """The best window: highest coverage (less the joined-sentence charge), then fewest sentences, then earliest."""
         content = [word for word in claim_words if is_content_in(word, claim)]
         sentences = sentence_spans(passage)
+        sentence_words = [words(passage, sentence.start, sentence.end) for sentence in sentences]
+        sentence_forms = [form_set(found) for found in sentence_words]
         best: Alignment | None = None
         for size in range(1, self.max_window_sentences + 1):
             for first in range(len(sentences) - size + 1):
                 span = TextSpan(sentences[first].start, sentences[first + size - 1].end)
-                forms = form_set(words(passage, span.start, span.end))
+                forms = set().union(*sentence_forms[first : first + size])
+                for left, right in zip(
+                    sentence_words[first : first + size - 1],
+                    sentence_words[first + 1 : first + size],
+                    strict=True,
+                ):
+                    if left and right:
+                        forms |= form_set([left[-1], right[0]])
                 missing = tuple(word.surface for word in content if not word_found(word, forms))
                 coverage = (len(content) - len(missing)) / len(content) if content else 0.0
                 if (

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 STOPWORDS: frozenset[str] = frozenset(
     ["a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "aren't", "as", "at", "be", "because", "been", "before", "being", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "either", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "nor", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "s", "t", "via", "per", "thus", "therefore", "however", "within", "upon", "among", "amongst", "whether", "one", "ones", "it's", "that's", "there's", "been", "become", "becomes", "became", "using", "used", "use", "uses", "based", "including", "include", "includes", "included", "overall", "respectively"]
@@ -139,6 +140,7 @@ class Word:
         return [part for part in re.split(r"[-/]", self.lower) if part]
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A crude, consistent stem: 'increases', 'increased', 'increasing', 'increase' → 'increas'."""
     lowered = word.lower().replace("’", "'")
