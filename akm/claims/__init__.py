@@ -14,7 +14,7 @@ from akm.claims.extraction import (
     split_clauses,
 )
 from akm.claims.quantities import Quantity, mentions_date, months, quantities, same_amount
-from akm.claims.segmentation import TextSpan, cited_evidence, sentence_spans, strip_citations
+from akm.claims.segmentation import TextSpan, cited_evidence, claim_text, sentence_spans, strip_citations
 
 __all__ = [
     "CLAIM_CLASSES",
@@ -25,6 +25,7 @@ __all__ = [
     "TextSpan",
     "cited_evidence",
     "claim_id_for",
+    "claim_text",
     "detect_claim_class",
     "extract_claims",
     "mentions_date",

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from akm.claims.quantities import mentions_date, quantities
-from akm.claims.segmentation import CITATION, TextSpan, cited_evidence, sentence_spans, strip_citations
+from akm.claims.segmentation import CITATION, TextSpan, cited_evidence, claim_text, sentence_spans
 
 ClaimClass = Literal["number", "date", "system-state", "recommendation", "policy", "interpretation", "other"]
 CLAIM_CLASSES: tuple[ClaimClass, ...] = get_args(ClaimClass)
@@ -43,7 +43,7 @@ _SYSTEM_STATE = re.compile(
     r"\b(?:is|are|was|were|be|been|stays?|remains?)\s+(?:not\s+)?(?:currently\s+|now\s+)?"
     r"(?:enabled|disabled|running|stopped|configured|stored|installed|deployed|set|on|off|active|"
     r"inactive|available|unavailable|online|offline|locked|cached|encrypted|indexed|mounted|up|down)\b|"
-    r"\bdefaults? to\b|\bby default\b|\blistens on\b|\bruns (?:on|as|in)\b",
+    r"\bdefaults? to\b|\bby default\b|\b(?:is|are) the default\b|\blistens on\b|\bruns (?:on|as|in)\b",
     re.IGNORECASE,
 )
 _INTERPRETATION = re.compile(
@@ -65,7 +65,7 @@ class ExtractedClaim:
     """One atomic claim of an answer.
 
     ``text`` is the claim without citation markers; ``start``/``end`` index the answer, and
-    ``strip_citations(answer[start:end]) == text``. ``cited_evidence`` holds the numbers of the
+    ``claim_text(answer[start:end]) == text``. ``cited_evidence`` holds the numbers of the
     evidence markers ([E1] → 1) the claim cites.
     """
 
@@ -96,7 +96,7 @@ def detect_claim_class(text: str) -> ClaimClass:
 
 
 def _words(text: str) -> int:
-    return len(re.findall(r"\w+", strip_citations(text)))
+    return len(re.findall(r"\w+", claim_text(text)))
 
 
 def split_clauses(answer: str, sentence: TextSpan) -> list[TextSpan]:
@@ -143,14 +143,15 @@ def extract_claims(answer_text: str, important_classes: Collection[str]) -> list
     claims: list[ExtractedClaim] = []
     for sentence in sentence_spans(answer_text):
         clauses = [_trim(answer_text, part) for part in split_clauses(answer_text, sentence)]
-        clauses = [part for part in clauses if strip_citations(part.slice(answer_text))]
+        clauses = [part for part in clauses if claim_text(part.slice(answer_text))]
         if not clauses:
             continue
         trailing = cited_evidence(clauses[-1].slice(answer_text))
         for part in clauses:
             raw = part.slice(answer_text)
-            text = strip_citations(raw)
-            if not re.search(r"\w", text) or (CITATION.fullmatch(raw.strip())):
+            text = claim_text(raw)
+            # A lead-in ("Key points:") introduces claims rather than making one.
+            if not re.search(r"\w", text) or CITATION.fullmatch(raw.strip()) or text.endswith(":"):
                 continue
             claim_class = detect_claim_class(text)
             claims.append(

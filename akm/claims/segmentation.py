@@ -21,6 +21,8 @@ ABBREVIATIONS: frozenset[str] = frozenset(
 
 CITATION = re.compile(r"\[\s*E\d+(?:\s*[,;–-]\s*E?\d+)*\s*\]")
 _CITATION_LABEL = re.compile(r"E?(\d+)")
+_HEADING = re.compile(r"[ \t]*(?:#{1,6}\s|(?:[-*_][ \t]*){3,}$)")
+_EMPHASIS = re.compile(r"\*\*|__|`+|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)")
 _BULLET = re.compile(r"[ \t]*(?:[-*•·▪‣]|\d{1,3}[.)]|[a-z][.)])[ \t]+")
 # A terminator candidate: ., ! or ? (runs allowed), optional closing quotes/brackets.
 _TERMINATOR = re.compile(r"[.!?]+[\"'”’)\]]*")
@@ -62,7 +64,8 @@ def _line_blocks(text: str) -> list[TextSpan]:
         line_start, position = position, position + len(line)
         stripped = line.strip()
         bullet = _BULLET.match(line)
-        if not stripped:
+        # Headings and rules title or separate the answer; they state nothing.
+        if not stripped or _HEADING.match(line):
             if start is not None:
                 blocks.append(TextSpan(start, end))
                 start = None
@@ -143,3 +146,8 @@ def cited_evidence(text: str) -> tuple[int, ...]:
             if number not in indices:
                 indices.append(number)
     return tuple(indices)
+
+
+def claim_text(raw: str) -> str:
+    """Claim text from an answer fragment: no citation markers, no Markdown emphasis, collapsed spaces."""
+    return strip_citations(_EMPHASIS.sub("", raw))

@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 from akm.claims import (
     CLAIM_CLASSES,
     ClaimClass,
+    claim_text,
     detect_claim_class,
     extract_claims,
     quantities,
-    strip_citations,
 )
 
 ANSWER = (
@@ -40,7 +40,7 @@ def test_claims_of_an_answer() -> None:
 def test_spans_slice_back_to_the_claim_text() -> None:
     claims = extract_claims(ANSWER, important_classes=())
     for claim in claims:
-        assert strip_citations(ANSWER[claim.start : claim.end]) == claim.text
+        assert claim_text(ANSWER[claim.start : claim.end]) == claim.text
     assert ANSWER[claims[0].start : claims[0].end] == "The cache is enabled by default [E1]."
     assert ANSWER[claims[1].start : claims[1].end] == "Latency dropped to 3.5 ms in v1.2.3. [E2]"
     assert (claims[4].start, claims[4].end) == (
@@ -96,6 +96,7 @@ def test_clause_splitting_is_conservative(text: str, expected: list[str]) -> Non
         ("The cache is enabled.", "system-state"),
         ("The service is running in the primary region.", "system-state"),
         ("The timeout defaults to the global value.", "system-state"),
+        ("SQLite is the default backend.", "system-state"),
         ("The spike likely means the cache is cold.", "interpretation"),
         ("Elevated IL-6 indicates inflammation.", "interpretation"),
         ("The index covers Markdown files.", "other"),
@@ -117,6 +118,7 @@ def test_clause_splitting_is_conservative(text: str, expected: list[str]) -> Non
         "enabled",
         "running",
         "defaults-to",
+        "is-the-default",
         "likely",
         "indicates",
         "plain-fact",
@@ -156,7 +158,7 @@ def test_quantities(text: str, expected: list[tuple[float, str]]) -> None:
 
 PIECES = st.sampled_from(
     ["The cache", " is", " enabled", ".", " ", "\n", "- ", "1. ", ",", " and", " it", " was", ";", " [E1]", "[E2, E3]",
-     " 3.5", " ms", " e.g.", " Dr.", " U.S.", "?", "!", " v1.2", " In", " 2024", "\n\n", "*", "  "]
+     " 3.5", " ms", " e.g.", " Dr.", " U.S.", "?", "!", " v1.2", " In", " 2024", "\n\n", "*", "  ", "## ", "**", "`", ":", "---"]
 )  # fmt: skip
 
 
@@ -167,8 +169,22 @@ def test_claims_are_ordered_disjoint_spans_of_the_answer(answer: str) -> None:
     previous_end = 0
     for claim in claims:
         assert previous_end <= claim.start < claim.end <= len(answer)
-        assert strip_citations(answer[claim.start : claim.end]) == claim.text
+        assert claim_text(answer[claim.start : claim.end]) == claim.text
         assert claim.text == claim.text.strip() and claim.text
         assert claim.claim_class in CLAIM_CLASSES
         assert claim.importance == ("important" if claim.claim_class == "number" else "supporting")
         previous_end = claim.end
+
+
+def test_markdown_headings_lead_ins_and_emphasis() -> None:
+    answer = (
+        "## Answer\n\nKey points:\n- **SQLite** is the default backend [E1].\n"
+        "- The `cache_ttl` setting defaults to 300 s [E2].\n\n---\n*Note*: PostgreSQL suits large corpora."
+    )
+    claims = extract_claims(answer, important_classes={"number"})
+    assert [(claim.text, claim.claim_class, claim.cited_evidence) for claim in claims] == [
+        ("SQLite is the default backend.", "system-state", (1,)),
+        ("The cache_ttl setting defaults to 300 s.", "number", (2,)),
+        ("Note: PostgreSQL suits large corpora.", "other", ()),
+    ]
+    assert answer[claims[0].start : claims[0].end] == "**SQLite** is the default backend [E1]."
