@@ -44,8 +44,13 @@ class Corpus:
     store: EvidenceStore
     embedder: Embedder
 
-    def reload_manifest(self) -> None:
-        self.manifest = load_manifest(self.root / "config" / "manifest.yaml")
+    @staticmethod
+    def generator(text: str) -> FixedGenerator:
+        return FixedGenerator(text)
+
+    @staticmethod
+    def check_upstream(document: dict[str, Any]) -> None:
+        assert_upstream_valid(document)
 
 
 @pytest.fixture
@@ -69,3 +74,20 @@ def assert_upstream_valid(document: dict[str, Any]) -> None:
     schema = json.loads(REFERENCE_SCHEMA.read_text(encoding="utf-8"))
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(document), key=str)
     assert [error.message for error in errors] == []
+
+
+@pytest.fixture(scope="session")
+def smollm2_generator(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The real SmolLM2 target behind the speculative decoder, converted once per session
+    (into ``AKM_TEST_MODEL_CACHE`` when set, so CI can keep the conversion between runs)."""
+    import os
+
+    from akm.answer import SpeculativeAnswerGenerator
+    from decoding.models import ModelLoadError, load_target
+
+    cache = Path(os.environ.get("AKM_TEST_MODEL_CACHE") or tmp_path_factory.mktemp("models"))
+    try:
+        loaded = load_target("smollm2", cache)
+    except ModelLoadError as error:
+        pytest.skip(f"the SmolLM2 target is not available: {error}")
+    return SpeculativeAnswerGenerator(loaded.model, loaded.tokenizer, cost_cache_dir=cache)

@@ -15,4 +15,3 @@ sys.modules[_SPEC.name] = _FIXTURES
 _SPEC.loader.exec_module(_FIXTURES)
 
 corpus = _FIXTURES.corpus
-FixedGenerator = _FIXTURES.FixedGenerator

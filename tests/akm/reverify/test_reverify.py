@@ -18,9 +18,7 @@ CONFIGURATION = "akm:docs:configuration.md"
 
 
 def _ask(corpus: Any, text: str) -> Any:
-    from importlib import import_module
-
-    generator = import_module("akm_answer_test_fixtures").FixedGenerator(text)
+    generator = corpus.generator(text)
     return answer(
         "What does the per-source cap limit?",
         AnswerOptions(max_rows=4),

@@ -1,0 +1,190 @@
+"""The answer orchestration: prompt from direct reads only, claims checked, one transaction."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from akm.answer import AnswerOptions, EvidencePrompt, GeneratedAnswer, answer
+from akm.cli import main
+from akm.packet import packet_findings
+from akm.runtime import Runtime
+from akm.settings import PROJECT_ROOT
+
+CAP = "The manifest also sets the per-source cap (2 rows per source)."
+INVENTED = "The per-source cap was introduced in 1999 by the Mars team."
+QUESTION = "What does the per-source cap limit?"
+
+
+def _ask(corpus: Any, generator: Any, **options: Any) -> Any:
+    return answer(
+        QUESTION,
+        AnswerOptions(**options),
+        store=corpus.store,
+        manifest=corpus.manifest,
+        embedder=corpus.embedder,
+        generator=generator,
+    )
+
+
+def test_prompt_holds_only_numbered_direct_read_excerpts(corpus: Any) -> None:
+    generator = corpus.generator(f"{CAP} [E1]")
+    result = _ask(corpus, generator, max_rows=3)
+    (prompt,) = generator.prompts
+    read = [row for row in result.packet.evidence_rows if row.verification.direct_read is not None]
+    assert len(prompt.passages) == len(read) == 3
+    for number, (passage, row) in enumerate(zip(prompt.passages, read, strict=True), start=1):
+        assert f"[E{number}] {passage}" in prompt.user
+        source = (corpus.root / (row.source.canonical_path or "")).read_text(encoding="utf-8")
+        assert passage in source
+    assert "[E4]" not in prompt.user
+    assert prompt.user.startswith(f"Question: {QUESTION}")
+
+
+def test_invented_claim_is_not_supported_and_strict_drops_it(corpus: Any) -> None:
+    result = _ask(corpus, corpus.generator(f"{CAP} [E1] {INVENTED} [E1]"))
+    assert [(claim.text, claim.status) for claim in result.claims] == [
+        (CAP, "supported"),
+        (INVENTED, "unsupported"),
+    ]
+    assert result.claims[1].citations == ()
+    strict = _ask(corpus, corpus.generator(f"{CAP} [E1] {INVENTED} [E1]"), strict=True)
+    assert strict.answer == CAP
+    assert [claim.status for claim in strict.claims] == ["supported"]
+
+
+def test_uncited_supported_claim_is_marked_attributed(corpus: Any) -> None:
+    result = _ask(corpus, corpus.generator(CAP))
+    (claim,) = result.claims
+    assert (claim.status, claim.citation_mode) == ("supported", "attributed")
+    assert "attributed by the verifier's alignment (not cited)" in result.packet.claims[0].notes
+
+
+def test_decode_statistics_are_stored_beside_the_packet_not_in_evidence(corpus: Any) -> None:
+    result = _ask(corpus, corpus.generator(f"{CAP} [E1]"))
+    (stats,) = corpus.store.decode_stats(result.packet_id)
+    assert stats["source"] == "fixed"
+    assert set(stats["timings_ms"]) == {"retrieval", "direct_read", "decoding", "verification"}
+    assert set(result.timings_ms) == {"retrieval", "direct_read", "decoding", "verification", "storage"}
+    packet_text = json.dumps(result.packet.to_json())
+    assert '"source": "fixed"' not in packet_text and "timings_ms" not in packet_text
+    assert set(result.to_json()) == {"answer", "claims", "verdict", "packetId", "packet", "decode"}
+
+
+def test_failed_generation_stores_nothing(corpus: Any) -> None:
+    class Broken:
+        def generate(
+            self, prompt: EvidencePrompt, *, max_new_tokens: int, temperature: float, seed: int | None
+        ) -> GeneratedAnswer:
+            raise RuntimeError("generator failed")
+
+    with pytest.raises(RuntimeError, match="generator failed"):
+        _ask(corpus, Broken())
+    assert corpus.store.count_packets() == 0
+    assert corpus.store.list_rejections() == []
+
+
+def _cli_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, corpus: Any) -> None:
+    monkeypatch.setenv("AKM_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("AKM_MANIFEST_PATH", str(corpus.root / "config" / "manifest.yaml"))
+    monkeypatch.setenv("AKM_EMBEDDING_MODEL", "hashing")
+
+
+def test_cli_ask_ingests_an_empty_store_and_prints_one_json_object(
+    corpus: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _cli_env(monkeypatch, tmp_path, corpus)
+    monkeypatch.setattr(Runtime, "_load_generator", lambda self: corpus.generator(f"{CAP} [E1]"))
+    assert main(["ask", QUESTION, "--json"]) == 0
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)
+    assert set(document) == {"answer", "claims", "verdict", "packetId", "packet", "decode"}
+    assert document["verdict"]["verdict"] == "PASS"
+    assert document["packet"]["packetId"] == document["packetId"]
+    assert packet_findings(document["packet"]) == []
+    (claim,) = document["claims"]
+    (citation,) = claim["citations"]
+    assert citation["sourcePath"] == "docs/configuration.md"
+    assert set(citation) == {"evidenceId", "evidenceNumber", "sourcePath", "locator", "revision"}
+    assert "ingesting the bundled corpus first" in captured.err
+
+
+def test_cli_ask_prints_claim_states_citations_verdict_and_packet(
+    corpus: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _cli_env(monkeypatch, tmp_path, corpus)
+    monkeypatch.setattr(Runtime, "_load_generator", lambda self: corpus.generator(f"{CAP} [E1] {INVENTED}"))
+    assert main(["ask", QUESTION]) == 0
+    out = capsys.readouterr().out
+    assert f"[supported] {CAP}" in out
+    assert f"[UNSUPPORTED] {INVENTED}" in out
+    assert "cited E1 docs/configuration.md" in out
+    assert "Verdict: HOLD" in out
+    assert "Packet: pk:sha256:" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "message"),
+    [
+        pytest.param(["ask", "   "], 2, "akm ask: ", id="empty-question"),
+        pytest.param(["ask", QUESTION, "--lanes", "telepathy"], 2, "unknown lane", id="unknown-lane"),
+        pytest.param(["ask", QUESTION, "--max-rows", "0"], 2, "max rows must be at least 1", id="no-rows"),
+    ],
+)
+def test_cli_ask_rejects_bad_input(
+    corpus: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    code: int,
+    message: str,
+) -> None:
+    _cli_env(monkeypatch, tmp_path, corpus)
+    monkeypatch.setattr(Runtime, "_load_generator", lambda self: corpus.generator(CAP))
+    assert main(argv) == code
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_cli_ask_reports_a_model_that_cannot_load(
+    corpus: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _cli_env(monkeypatch, tmp_path, corpus)
+    monkeypatch.setenv("AKM_TARGET_MODEL", str(tmp_path / "no-such-model"))
+    assert main(["ask", QUESTION]) == 3
+    err = capsys.readouterr().err
+    assert "akm ask: the target model" in err and "could not be loaded" in err and "Traceback" not in err
+
+
+@pytest.mark.real_model
+@pytest.mark.slow
+def test_real_model_answer_is_grounded_and_an_invented_claim_is_not(
+    corpus: Any, smollm2_generator: Any
+) -> None:
+    class AppendsInvention:
+        """The real answer with a fabricated sentence appended, as a hallucinating model would."""
+
+        def generate(
+            self, prompt: EvidencePrompt, *, max_new_tokens: int, temperature: float, seed: int | None
+        ) -> GeneratedAnswer:
+            real = smollm2_generator.generate(
+                prompt, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed
+            )
+            return GeneratedAnswer(f"{real.text.strip()} {INVENTED}", real.decode)
+
+    result = _ask(corpus, AppendsInvention(), max_new_tokens=48, max_rows=3)
+    document = result.packet.to_json()
+    assert packet_findings(document) == []
+    corpus.check_upstream(document)
+    supported_rows = [
+        row for row in result.packet.evidence_rows if row.verification.state == "claim-supported"
+    ]
+    assert supported_rows, [claim.to_json() for claim in result.claims]
+    invented = [claim for claim in result.claims if claim.text == INVENTED]
+    assert [claim.status for claim in invented] == ["unsupported"]
+    assert result.decode["new_tokens"] > 0 and result.decode["target_calls"] >= 1
+    assert (PROJECT_ROOT / "docs" / "configuration.md").is_file()
