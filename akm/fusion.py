@@ -277,23 +277,28 @@ def _deduplicate(rows: Sequence[EvidenceRow], excluded: list[ExcludedCandidate])
     return items
 
 
+_ABSENT_RANK = 1_000_000
+
+
 def _priority_key(
     item: _Item, settings: FusionSettings
-) -> tuple[int, int, int, int, int, int, int, int, str]:
+) -> tuple[int, int, int, tuple[int, ...], int, int, int, str]:
     row = item.row
     authority = (
         settings.authority_order.index(row.authority.level)
         if row.authority.level in settings.authority_order
         else len(settings.authority_order)
     )
+    # Lane rank compares the item's ranks best-first: (1, 3) before (1, 40) before (1, absent).
+    ranks = sorted(item.lane_ranks.values())
+    rank_vector = tuple(ranks + [_ABSENT_RANK] * (len(LANE_PREFERENCE) - len(ranks)))
     return (
         _SCOPE_ORDER.get(row.scope.scope_decision, 2),
         authority,
         0 if "exact" in item.lane_ranks else 1,
-        item.best_rank,
+        rank_vector,
         0 if "qmd-semantic" in item.lane_ranks else 1,
         0 if "graphify-relationship" in item.lane_ranks else 1,
-        -len(item.lane_ranks),
         _FRESHNESS_ORDER.get(row.freshness.state, 2),
         row.evidence_id,
     )
@@ -306,7 +311,6 @@ _PRIORITY_KEY_NAMES = (
     "lane-rank",
     "semantic-relevance",
     "relationship-support",
-    "lane-agreement",
     "freshness",
     "evidence-id",
 )
@@ -319,7 +323,7 @@ def _rrf_score(item: _Item, k: int) -> float:
 def _order(items: list[_Item], settings: FusionSettings) -> tuple[list[_Item], dict[str, str]]:
     """Order items and name, for each, the first key that placed it after its predecessor."""
     tie_breaks: dict[str, str] = {}
-    keyed: list[tuple[tuple[float | int | str, ...], _Item]]
+    keyed: list[tuple[tuple[object, ...], _Item]]
     if settings.method == "rrf":
         keyed = [((-_rrf_score(item, settings.rrf_k), item.row.evidence_id), item) for item in items]
         names: tuple[str, ...] = ("rrf-score", "evidence-id")

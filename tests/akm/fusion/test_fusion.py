@@ -206,3 +206,22 @@ def test_expansion_only_for_leading_winners_and_keeps_the_locator(make_row, cont
     assert first.content.excerpt == winners[0].content.excerpt
     assert expanded[2] == winners[2]
     contract_validator(first.to_json(), "EvidenceRow")
+
+
+def test_lane_rank_compares_every_lane_rank_best_first(make_row):
+    candidates = [
+        make_row("z", "qmd-semantic", 1),
+        make_row("y", "qmd-lexical", 1),
+        make_row("y", "qmd-semantic", 40),
+        make_row("x", "qmd-lexical", 2),
+        make_row("x", "qmd-semantic", 3),
+        make_row("w", "qmd-lexical", 3),
+    ]
+    result = fuse(candidates)
+    # (1, 40) before (1, absent) before (2, 3) before (3, absent).
+    assert _sources(result.winners) == ["docs/y.md", "docs/z.md", "docs/x.md", "docs/w.md"]
+    assert [c.tie_break_reason for c in result.fusion.contributions][1:] == [
+        "after previous winner by lane-rank",
+        "after previous winner by lane-rank",
+        "after previous winner by lane-rank",
+    ]
