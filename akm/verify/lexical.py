@@ -162,13 +162,19 @@ class LexicalClaimVerifier:
         def judged(label: SupportLabel, decided_by: str, note: str) -> SupportJudgement:
             return SupportJudgement(label, span, note, decided_by, scores)
 
+        # An aim or a question ("to test whether X reduces Y") can neither support nor refute.
+        can_contradict = not non_assertive(window_text)
         quantity = check_quantities(claim, window_text)
         if quantity.outcome == "conflict":
-            label = self._mismatch_label(content, alignment, ())
+            label = self._mismatch_label(content, alignment, ()) if can_contradict else "insufficient"
             return judged(label, "quantity", quantity.detail)
         polarity, polar_terms, clean = self._polarity_mismatch(claim, claim_words, passage, window_words)
         if polarity:
-            label = self._mismatch_label(content, alignment, polar_terms) if clean else "insufficient"
+            label = (
+                self._mismatch_label(content, alignment, polar_terms)
+                if clean and can_contradict
+                else "insufficient"
+            )
             return judged(label, "polarity", polarity)
         if quantity.outcome == "missing":
             return judged("insufficient", "quantity", quantity.detail)
