@@ -222,6 +222,12 @@ def test_contradiction_needs_the_rest_of_the_claim_to_align() -> None:
             "contradicted",
             "polarity",
         ),
+        (
+            "Risedronate increases the risk of vertebral fractures.",
+            "OBJECTIVE To test whether risedronate reduces the risk of vertebral fractures.",
+            "insufficient",
+            "polarity",
+        ),
     ],
     ids=[
         "comparison-absent",
@@ -229,6 +235,7 @@ def test_contradiction_needs_the_rest_of_the_claim_to_align() -> None:
         "aim-not-finding",
         "negated-adjective-absent",
         "de-prefix",
+        "aim-cannot-contradict",
     ],
 )
 def test_assertion_and_comparison_checks(
