@@ -22,6 +22,7 @@ from sqlalchemy.types import TypeDecorator, TypeEngine
 EMBEDDING_DIMENSIONS = 384
 # Arbitrary constant naming the store's single writer lock in pg_advisory_xact_lock.
 WRITE_LOCK_KEY = 4_915_001
+HNSW_MIN_EF_SEARCH = 100
 _TERM = re.compile(r"\w+", re.UNICODE)
 
 
@@ -164,15 +165,22 @@ def pg_vector_search_ids(
 ) -> list[tuple[int, float]]:
     """Current chunk ids nearest by cosine (HNSW), with cosine similarity."""
     literal = "[" + ",".join(f"{float(value):.8g}" for value in vector) + "]"
+    # The HNSW scan returns at most ef_search rows before the is_current filter; widen it for
+    # larger limits. is_local=true keeps the setting inside this transaction.
+    ef_search = min(1000, max(HNSW_MIN_EF_SEARCH, 4 * limit))
+    connection.execute(text("SELECT set_config('hnsw.ef_search', :ef, true)"), {"ef": str(ef_search)})
     rows = connection.execute(
         text(
+            # ORDER BY must be the bare distance expression, or the planner cannot use the HNSW index.
             "SELECT id, 1 - (embedding <=> CAST(:vec AS vector)) AS cosine FROM chunks "
             "WHERE is_current AND embedding IS NOT NULL "
-            "ORDER BY embedding <=> CAST(:vec AS vector), id LIMIT :limit"
+            "ORDER BY embedding <=> CAST(:vec AS vector) LIMIT :limit"
         ),
         {"vec": literal, "limit": limit},
     )
-    return [(int(row[0]), float(row[1])) for row in rows]
+    hits = [(int(row[0]), float(row[1])) for row in rows]
+    # Equal distances come back in index order; sort them by id so results are reproducible.
+    return sorted(hits, key=lambda hit: (-hit[1], hit[0]))
 
 
 def acquire_write_lock(connection: Connection) -> None:
