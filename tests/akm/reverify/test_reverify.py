@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -137,3 +138,45 @@ def test_deleted_source_rejects_its_rows(corpus: Any) -> None:
 def test_unknown_source_is_an_error(corpus: Any) -> None:
     with pytest.raises(UnknownSourceError, match=r"akm:docs:nope\.md"):
         reverify(corpus.store, corpus.manifest, source_id="akm:docs:nope.md")
+
+
+def _cli(corpus: Any, *argv: str) -> int:
+    return main(
+        [
+            "--manifest",
+            str(corpus.root / "config" / "manifest.yaml"),
+            "--database-url",
+            str(corpus.store.engine.url.render_as_string(hide_password=False)),
+            *argv,
+        ]
+    )
+
+
+def test_audit_and_reverify_commands_show_the_lineage(
+    corpus: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = _ask(corpus, f"{CAP_SENTENCE} [E1]")
+    old_row = _supporting_row(first)
+    old_revision = corpus.store.get_row(old_row)["source"]["version"]["revision"]
+    _edit(corpus.root / "docs" / "configuration.md", "(2 rows per source)", "(3 rows per source)")
+    assert _cli(corpus, "ingest", "--embedder", "hashing", "--quiet") == 0
+    capsys.readouterr()
+
+    assert _cli(corpus, "audit", "dependents", CONFIGURATION, "--revision", old_revision) == 0
+    dependents = json.loads(capsys.readouterr().out)
+    assert {(item["packetId"], item["evidenceId"]) for item in dependents} >= {(first.packet_id, old_row)}
+
+    assert _cli(corpus, "audit", "packet", first.packet_id) == 0
+    verifications = json.loads(capsys.readouterr().out)["verifications"]
+    assert [item["verdict"] for item in verifications] == ["PASS", "HOLD"]
+    assert verifications[0]["packetId"] == first.packet_id
+
+    assert _cli(corpus, "audit", "evidence", old_row) == 0
+    events = json.loads(capsys.readouterr().out)["events"]
+    assert [event["toState"] for event in events] == ["candidate", "direct-read", "claim-supported", "stale"]
+
+    assert _cli(corpus, "reverify", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["packets"] == []
+    assert _cli(corpus, "reverify", "--source", "akm:docs:nope.md") == 2
+    assert "unknown source 'akm:docs:nope.md'" in capsys.readouterr().err
+    assert _cli(corpus, "audit", "packet", "pk:sha256:nope") == 2
