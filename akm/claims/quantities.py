@@ -126,27 +126,23 @@ def quantities(text: str) -> list[Quantity]:
     return sorted(found, key=lambda quantity: quantity.start)
 
 
+_AMBIGUOUS_MONTHS = frozenset(
+    {"may", "mar", "jan", "jun", "jul", "aug", "sep", "oct", "nov", "dec", "feb", "apr"}
+)
+
+
 def months(text: str) -> list[int]:
-    """Month numbers named in ``text``; 'May' counts only when a day or year is next to it."""
+    """Month numbers named in ``text``: capitalised names ("march" is a verb); 'May' and
+    abbreviations only with a day or year next to them."""
     named: list[int] = []
     for match in MONTH.finditer(text):
-        word = match.group("month").lower()
-        if word == "may" or word in {
-            "mar",
-            "jan",
-            "jun",
-            "jul",
-            "aug",
-            "sep",
-            "oct",
-            "nov",
-            "dec",
-            "feb",
-            "apr",
-        }:
-            around = text[max(0, match.start() - 4) : match.end() + 6]
-            if not re.search(r"\d", around) or not match.group("month")[0].isupper():
-                continue
+        surface = match.group("month")
+        word = surface.lower()
+        if not surface[0].isupper():
+            continue
+        around = text[max(0, match.start() - 4) : match.end() + 6]
+        if word in _AMBIGUOUS_MONTHS and not re.search(r"\d", around):
+            continue
         named.append(MONTHS[word])
     named.extend(int(match.group("month")) for match in ISO_DATE.finditer(text))
     return named

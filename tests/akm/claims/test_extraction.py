@@ -12,6 +12,7 @@ from akm.claims import (
     claim_text,
     detect_claim_class,
     extract_claims,
+    months,
     quantities,
 )
 
@@ -188,3 +189,19 @@ def test_markdown_headings_lead_ins_and_emphasis() -> None:
         ("Note: PostgreSQL suits large corpora.", "other", ()),
     ]
     assert answer[claims[0].start : claims[0].end] == "**SQLite** is the default backend [E1]."
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Shipped in March 2024.", [3]),
+        ("Shipped in March.", [3]),
+        ("They march on.", []),
+        ("It may rain.", []),
+        ("Due 3 May.", [5]),
+        ("In Jan 2020 and on 2021-07-04.", [1, 7]),
+    ],
+    ids=["month-year", "month-alone", "verb-march", "modal-may", "day-may", "abbreviation-and-iso"],
+)
+def test_months(text: str, expected: list[int]) -> None:
+    assert months(text) == expected
