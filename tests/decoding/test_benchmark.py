@@ -200,6 +200,7 @@ def record(
     accepted: list[int],
     divergence: dict[str, Any] | None = None,
     itl: list[float] | None = None,
+    cpu: float | None = None,
 ) -> dict[str, Any]:
     return {
         "prompt_id": prompt_id,
@@ -207,6 +208,7 @@ def record(
         "method": method,
         "new_tokens": tokens,
         "wall_s": wall,
+        "cpu_s": wall / 2 if cpu is None else cpu,
         "ttft_s": 0.1,
         "target_calls": calls,
         "proposed_by_position": proposed,
@@ -220,7 +222,7 @@ def record(
 
 HAND_MADE = [
     record("p1", "rag", "plain", 10, 2.0, 10, [], [], itl=[10.0, 20.0]),
-    record("p1", "rag", "speculative", 10, 1.0, 4, [3, 2, 1], [3, 2, 0], itl=[0.0, 30.0]),
+    record("p1", "rag", "speculative", 10, 1.0, 4, [3, 2, 1], [3, 2, 0], itl=[0.0, 30.0], cpu=0.25),
     record("p1", "rag", "hf-plain", 10, 4.0, 11, [], []),
     record("p2", "math", "plain", 20, 2.0, 20, [], [], itl=[40.0]),
     record(
@@ -250,6 +252,9 @@ def test_summary_arithmetic_on_hand_made_records() -> None:
     assert spec_all["wall_s"] == 3.0
     assert spec_all["tokens_per_s"] == 28 / 3.0
     assert spec_all["speedup_vs_plain"] == (28 / 3.0) / (30 / 4.0)
+    # CPU time: plain runs took half their wall time (2.0 s in all), speculative 0.25 s + 1.0 s.
+    assert spec_all["cpu_s"] == 1.25
+    assert spec_all["speedup_vs_plain_cpu"] == (28 / 1.25) / (30 / 2.0)
     assert spec_all["tokens_per_target_call"] == 28 / 19
     # Draft steps = proposals at position 1 (3 + 4); accepted drafts 5 + 1.
     assert spec_all["mean_accepted_length"] == 6 / 7
@@ -277,6 +282,7 @@ def test_summary_arithmetic_on_hand_made_records() -> None:
 def test_speedup_is_none_without_plain_runs() -> None:
     summary = summarize_records([row for row in HAND_MADE if row["method"] != "plain"])
     assert summary["speculative"]["all"]["speedup_vs_plain"] is None
+    assert summary["speculative"]["all"]["speedup_vs_plain_cpu"] is None
 
 
 def test_acceptance_by_position_and_divergence_list() -> None:
@@ -355,6 +361,7 @@ def test_benchmark_runs_end_to_end_and_writes_the_report(
     # Float64 greedy: every method must reproduce own plain decoding exactly.
     assert all(row["identical_to_plain"] and row["first_divergence"] is None for row in results)
     assert all(row["new_tokens"] == 12 for row in results)
+    assert all(row["cpu_s"] > 0.0 and row["wall_s"] > 0.0 for row in results)
     plain_calls = [row["target_calls"] for row in results if row["method"] == "plain"]
     assert plain_calls == [12, 12]
     # HF generate runs one forward per token (prefill included) for plain decoding.
