@@ -318,3 +318,24 @@ def test_each_app_has_its_own_metrics(api: ApiHarness) -> None:
     api.client.get("/healthz")
     other = TestClient(build_app(api.store, api.answers))
     assert 'route="/healthz"' not in other.get("/metrics").text
+
+
+def test_validate_against_the_upstream_schema_too(api: ApiHarness) -> None:
+    document = json.loads((REPO / "examples" / "packet-pass.json").read_text())
+    response = api.client.post("/v1/validate", params={"upstream": "true"}, json=document)
+    assert response.json() == {"valid": True, "documents": 1, "findings": []}
+
+
+def test_unexpected_errors_are_500_problems_without_details(api: ApiHarness) -> None:
+    class BrokenReverify:
+        def reverify(self, source_id: str | None) -> dict[str, Any]:
+            raise RuntimeError("secret internal detail")
+
+    api.app.state.services.reverify = BrokenReverify()
+    response = api.client.post("/v1/sources/reverify", json={})
+    assert response.status_code == 500
+    assert response.headers["content-type"] == PROBLEM
+    body = response.json()
+    assert body["type"] == "urn:akm:problem:internal"
+    assert "secret internal detail" not in response.text
+    assert api.client.get("/healthz").status_code == 200
