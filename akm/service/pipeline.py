@@ -52,10 +52,15 @@ def answer_options(options: Mapping[str, Any]) -> Any:
 class ObservedGenerator:
     """An ``AnswerGenerator`` that reports text as it is committed and honours cancellation."""
 
-    def __init__(self, inner: Any, on_text: TextSink, cancel: CancelSignal) -> None:
+    def __init__(
+        self, inner: Any, on_text: TextSink, cancel: CancelSignal, lock: threading.Lock | None = None
+    ) -> None:
         self.inner = inner
         self.on_text = on_text
         self.cancel = cancel
+        # One decoder (model, KV cache, drafter) per worker: decoding is serialised even when
+        # several answers overlap in retrieval, verification and storage.
+        self.lock = lock or threading.Lock()
 
     def _text(self, delta: str) -> None:
         if self.cancel.is_set():
@@ -63,6 +68,10 @@ class ObservedGenerator:
         self.on_text(delta)
 
     def generate(self, prompt: Any, *, max_new_tokens: int, temperature: float, seed: int | None) -> Any:
+        with self.lock:
+            return self._generate(prompt, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
+
+    def _generate(self, prompt: Any, *, max_new_tokens: int, temperature: float, seed: int | None) -> Any:
         if self.cancel.is_set():
             raise GenerationCancelledError("the client went away before generation")
         if "on_text" in inspect.signature(self.inner.generate).parameters:
@@ -87,6 +96,7 @@ class PipelineAnswerService:
         self._store = store
         self._runtime: Any = None
         self._lock = threading.Lock()
+        self._decode_lock = threading.Lock()
         self._failure: str | None = None
 
     def _loaded_runtime(self) -> Any:
@@ -132,7 +142,7 @@ class PipelineAnswerService:
                 store=runtime.store,
                 manifest=runtime.manifest,
                 embedder=runtime.embedder,
-                generator=ObservedGenerator(runtime.generator, on_text, cancel),
+                generator=ObservedGenerator(runtime.generator, on_text, cancel, self._decode_lock),
                 verifier=runtime.verifier,
             )
         except (QueryError, UnknownLaneError) as error:

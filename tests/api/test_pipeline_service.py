@@ -120,3 +120,40 @@ def test_reverify_covers_only_sources_in_scope(seeded_store: EvidenceStore, tmp_
     assert service.reverify(GUIDE)["sourcesChecked"] == 1
     with pytest.raises(NotFoundError):
         service.reverify(HIDDEN_BY_EXCLUDE)
+
+
+class CountingGenerator(ScriptedGenerator):
+    def __init__(self) -> None:
+        super().__init__()
+        self.inside = 0
+        self.most_inside = 0
+        self.guard = threading.Lock()
+
+    def generate(self, prompt: Any, **kwargs: Any) -> GeneratedAnswer:
+        with self.guard:
+            self.inside += 1
+            self.most_inside = max(self.most_inside, self.inside)
+        try:
+            threading.Event().wait(0.05)
+            return super().generate(prompt, **kwargs)
+        finally:
+            with self.guard:
+                self.inside -= 1
+
+
+def test_overlapping_answers_decode_one_at_a_time(seeded_store: EvidenceStore, tmp_path: Path) -> None:
+    generator = CountingGenerator()
+    service = service_over(seeded_store, tmp_path, generator)
+    results: list[dict[str, Any]] = []
+    threads = [
+        threading.Thread(
+            target=lambda: results.append(service.answer(AnswerRequest("What does it say?"), CancelSignal()))
+        )
+        for _ in range(3)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert len(results) == 3
+    assert generator.most_inside == 1
