@@ -12,7 +12,6 @@ from akm.answer import AnswerOptions, EvidencePrompt, GeneratedAnswer, answer
 from akm.cli import main
 from akm.packet import packet_findings
 from akm.runtime import Runtime
-from akm.settings import PROJECT_ROOT
 
 CAP = "The manifest also sets the per-source cap (2 rows per source)."
 INVENTED = "The per-source cap was introduced in 1999 by the Mars team."
@@ -174,9 +173,17 @@ def test_real_model_answer_is_grounded_and_an_invented_claim_is_not(
             real = smollm2_generator.generate(
                 prompt, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed
             )
-            return GeneratedAnswer(f"{real.text.strip()} {INVENTED}", real.decode)
+            # A blank line keeps the invention a claim of its own even after a truncated sentence.
+            return GeneratedAnswer(f"{real.text.strip()}\n\n{INVENTED}", real.decode)
 
-    result = _ask(corpus, AppendsInvention(), max_new_tokens=48, max_rows=3)
+    result = answer(
+        "Where does the SQLite store live?",
+        AnswerOptions(max_new_tokens=48, max_rows=3),
+        store=corpus.store,
+        manifest=corpus.manifest,
+        embedder=corpus.embedder,
+        generator=AppendsInvention(),
+    )
     document = result.packet.to_json()
     assert packet_findings(document) == []
     corpus.check_upstream(document)
@@ -187,4 +194,3 @@ def test_real_model_answer_is_grounded_and_an_invented_claim_is_not(
     invented = [claim for claim in result.claims if claim.text == INVENTED]
     assert [claim.status for claim in invented] == ["unsupported"]
     assert result.decode["new_tokens"] > 0 and result.decode["target_calls"] >= 1
-    assert (PROJECT_ROOT / "docs" / "configuration.md").is_file()
