@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ from akm.settings import PROJECT_ROOT, Settings
 EXIT_OK = 0
 EXIT_DIFFERENT = 1
 EXIT_USAGE = 2
+WORKER_HEALTHCHECK_S = 120
 DEFAULT_OPENAPI_PATH = PROJECT_ROOT / "docs" / "openapi.json"
 
 
@@ -43,7 +45,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Generate the OpenAPI document of the REST API.",
     )
     openapi.add_argument(
-        "--output", type=Path, default=DEFAULT_OPENAPI_PATH, help=f"file to write (default {DEFAULT_OPENAPI_PATH})"
+        "--output",
+        type=Path,
+        default=DEFAULT_OPENAPI_PATH,
+        help=f"file to write (default {DEFAULT_OPENAPI_PATH})",
     )
     openapi.add_argument(
         "--check", action="store_true", help="exit 1 if the file differs from the generated document"
@@ -55,6 +60,21 @@ def _export_settings(settings: Settings) -> None:
     # Workers are separate processes that rebuild settings from the environment.
     for name in type(settings).model_fields:
         os.environ[f"AKM_{name.upper()}"] = str(getattr(settings, name))
+
+
+def _migrate_once(settings: Settings) -> None:
+    """Bring the store to the head revision before workers start, so they never race to migrate.
+
+    An unreachable database is not fatal: workers answer 503 until it can be reached.
+    """
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from akm.store import open_store
+
+    try:
+        open_store(settings.resolved_database_url).close()
+    except (SQLAlchemyError, OSError) as error:
+        print(f"akm serve: warning: the store cannot be opened yet: {type(error).__name__}", file=sys.stderr)
 
 
 def run_serve(args: argparse.Namespace, settings: Settings) -> int:
@@ -74,9 +94,15 @@ def run_serve(args: argparse.Namespace, settings: Settings) -> int:
     except ValueError as error:
         print(f"akm serve: error: invalid AKM_API_* setting: {error}", file=sys.stderr)
         return EXIT_USAGE
+    _migrate_once(settings)
     _export_settings(settings)
     if args.load_models:
         os.environ["AKM_API_LOAD_MODELS_AT_STARTUP"] = "true"
+    extra: dict[str, object] = {}
+    if "timeout_worker_healthcheck" in inspect.signature(uvicorn.run).parameters:
+        # A worker imports torch and may load a model before it answers the supervisor's
+        # ping; the default 5 s would have a slow machine's workers killed and restarted.
+        extra["timeout_worker_healthcheck"] = WORKER_HEALTHCHECK_S
     uvicorn.run(
         "akm.api.server:app_from_environment",
         factory=True,
@@ -86,6 +112,7 @@ def run_serve(args: argparse.Namespace, settings: Settings) -> int:
         log_config=log_config(args.log_level),
         access_log=False,
         timeout_graceful_shutdown=10,
+        **extra,  # type: ignore[arg-type]
     )
     return EXIT_OK
 
@@ -103,7 +130,9 @@ def run_openapi(args: argparse.Namespace, settings: Settings) -> int:
             print(f"akm openapi: error: cannot read {path}: {error.strerror}", file=sys.stderr)
             return EXIT_USAGE
         if committed != document:
-            print(f"akm openapi: {path} differs from the generated document; run `akm openapi`", file=sys.stderr)
+            print(
+                f"akm openapi: {path} differs from the generated document; run `akm openapi`", file=sys.stderr
+            )
             return EXIT_DIFFERENT
         print(f"akm openapi: {path} is up to date")
         return EXIT_OK
