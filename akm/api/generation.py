@@ -25,6 +25,9 @@ from akm.service.answers import AnswerEvent, AnswerRequest, AnswerService, Cance
 from akm.service.errors import GenerationBusyError, GenerationCancelledError, ServiceError
 
 _POLL_S = 0.02
+# A comment line this often while nothing else is sent keeps proxies from closing the stream.
+KEEPALIVE_S = 15.0
+KEEPALIVE = b": keep-alive\n\n"
 _DISCONNECT_POLL_S = 0.1
 
 
@@ -209,7 +212,12 @@ async def _sse(
             if item.kind == "verdict":
                 metrics.observe_answer(item.data)
             yield format_event(item, sequence)
-            item = await producer.next()
+            while True:
+                try:
+                    item = await asyncio.wait_for(producer.next(), timeout=KEEPALIVE_S)
+                    break
+                except TimeoutError:
+                    yield KEEPALIVE
     finally:
         # Reached on normal end, on error and when the server cancels us because the client left.
         cancel.set()

@@ -231,3 +231,19 @@ def test_disconnect_stops_generation_and_stores_nothing(seeded_store: EvidenceSt
     # The slot was handed back: the next answer runs.
     with TestClient(app) as client:
         assert client.post("/v1/answers", json={"question": QUESTION}).status_code == 200
+
+
+def test_stream_sends_keepalive_comments_while_waiting(
+    seeded_store: EvidenceStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from akm.api import generation
+
+    monkeypatch.setattr(generation, "KEEPALIVE_S", 0.02)
+    answers = FakeAnswerService(seeded_store, word_delay_s=0.15)
+    with TestClient(build_app(seeded_store, answers)) as client:
+        text = client.post("/v1/answers", json={"question": QUESTION, "stream": True}).text
+    blocks = text.strip().split("\n\n")
+    assert ": keep-alive" in blocks
+    events = [block for block in blocks if not block.startswith(":")]
+    assert [block.split("\n")[1] for block in events][-1] == "event: verdict"
+    assert len(events) == len(DRAFT_WORDS) + 3
