@@ -123,36 +123,56 @@ def load_or_measure_verify_cost(
     return curve
 
 
+def match_length_prior(match_length: int) -> float:
+    """Acceptance expected before any evidence: longer context matches are likelier to be continued.
+
+    Model drafters (match length 0) start at one half.
+    """
+    if match_length <= 0:
+        return 0.5
+    return match_length / (match_length + 2.0)
+
+
 @dataclass
 class AcceptanceTracker:
-    """Running per-position acceptance estimates, per drafter source and match-length bucket.
+    """Running estimates of P(draft i accepted | drafts before it accepted).
 
-    Beta-prior counts keep a new bucket from being judged on one step; the prior is mildly
-    optimistic so that every kind of proposal gets tried a few times.
+    Counted per drafter source and match-length bucket, and pooled per source: a bucket with
+    few observations leans on its source's pooled rate, which in turn leans on a prior that grows
+    with match length. So a drafter that keeps failing stops being verified after a few steps,
+    in every bucket, while long matches of a drafter that copies well are trusted at once.
     """
 
-    prior_accept: float = 1.5
-    prior_reject: float = 1.0
-    # (source, bucket) -> per position [reached, accepted]
+    bucket_weight: float = 2.0
+    source_weight: float = 2.0
+    # (source, bucket) -> per position [reached, accepted]; bucket -1 holds the source's pooled counts.
     counts: dict[tuple[str, int], list[list[int]]] = field(default_factory=dict)
 
+    def _rows(self, source: str, bucket: int) -> list[list[int]]:
+        return self.counts.get((source, bucket), [])
+
     def estimates(self, source: str, match_length: int, k: int) -> list[float]:
-        rows = self.counts.get((source, match_bucket(match_length)), [])
+        bucket_rows = self._rows(source, match_bucket(match_length))
+        pooled_rows = self._rows(source, -1)
+        prior = match_length_prior(match_length)
         result = []
         for position in range(k):
-            reached, accepted = rows[position] if position < len(rows) else (0, 0)
-            result.append((accepted + self.prior_accept) / (reached + self.prior_accept + self.prior_reject))
+            reached, accepted = pooled_rows[position] if position < len(pooled_rows) else (0, 0)
+            pooled = (accepted + self.source_weight * prior) / (reached + self.source_weight)
+            reached, accepted = bucket_rows[position] if position < len(bucket_rows) else (0, 0)
+            result.append((accepted + self.bucket_weight * pooled) / (reached + self.bucket_weight))
         return result
 
     def record(self, source: str, match_length: int, proposed: int, accepted: int) -> None:
-        rows = self.counts.setdefault((source, match_bucket(match_length)), [])
-        while len(rows) < proposed:
-            rows.append([0, 0])
-        # Position accepted+1 was reached and rejected; positions after it were never tested.
-        for position in range(min(proposed, accepted + 1)):
-            rows[position][0] += 1
-            if position < accepted:
-                rows[position][1] += 1
+        for bucket in (match_bucket(match_length), -1):
+            rows = self.counts.setdefault((source, bucket), [])
+            while len(rows) < proposed:
+                rows.append([0, 0])
+            # Position accepted+1 was reached and rejected; positions after it were never tested.
+            for position in range(min(proposed, accepted + 1)):
+                rows[position][0] += 1
+                if position < accepted:
+                    rows[position][1] += 1
 
 
 def expected_tokens(acceptance: list[float]) -> list[float]:
@@ -169,10 +189,16 @@ def best_draft_length(
     acceptance: list[float],
     cost: VerifyCostCurve,
     draft_cost_per_token_s: float = 0.0,
+    min_gain: float = 1.1,
 ) -> int:
-    """The k (0 = a plain step) with the most expected tokens per second."""
+    """The k (0 = a plain step) with the most expected tokens per second.
+
+    Speculating must beat a plain step by `min_gain`: the estimates are noisy, and a marginal
+    expected gain is not worth the risk of being slower than plain decoding.
+    """
     expected = expected_tokens(acceptance[: cost.max_draft])
-    best_k, best_rate = 0, expected[0] / cost.seconds[0]
+    plain_rate = expected[0] / cost.seconds[0]
+    best_k, best_rate = 0, plain_rate * min_gain
     for k in range(1, len(expected)):
         rate = expected[k] / (cost.seconds[k] + k * draft_cost_per_token_s)
         if rate > best_rate:

@@ -118,14 +118,16 @@ class SpeculativeDecoder:
         tokenizer: PreTrainedTokenizerBase,
         drafter: Drafter | None = None,
         config: DecodeConfig | None = None,
+        *,
+        tracker: AcceptanceTracker | None = None,
     ) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.drafter: Drafter = drafter if drafter is not None else NoDrafter()
         self.config = config or DecodeConfig()
         self.target = CachedModel(model)
-        # Acceptance statistics outlive one request: they describe this target and drafter pair.
-        self.tracker = AcceptanceTracker()
+        # Acceptance statistics outlive one request: they describe this target and kind of drafter.
+        self.tracker = tracker if tracker is not None else AcceptanceTracker()
         self._cost = self.config.cost_curve
         self.eos_token_ids = (
             self.config.eos_token_ids if self.config.eos_token_ids is not None else _eos_ids(tokenizer, model)
@@ -150,7 +152,9 @@ class SpeculativeDecoder:
         top_p: float = 1.0,
         seed: int | None = None,
         stop_strings: Iterable[str] = (),
+        drafter: Drafter | None = None,
     ) -> DecodeResult:
+        """Decode up to `max_new_tokens`; `drafter` replaces the decoder's drafter for this call only."""
         stream = self.stream(
             prompt_ids,
             max_new_tokens,
@@ -159,6 +163,7 @@ class SpeculativeDecoder:
             top_p=top_p,
             seed=seed,
             stop_strings=stop_strings,
+            drafter=drafter,
         )
         for _ in stream._steps:
             pass
@@ -174,7 +179,9 @@ class SpeculativeDecoder:
         top_p: float = 1.0,
         seed: int | None = None,
         stop_strings: Iterable[str] = (),
+        drafter: Drafter | None = None,
     ) -> DecodeStream:
+        """Like `generate`, but iterates over text increments as they are committed."""
         prompt = as_token_list(prompt_ids)
         if not prompt:
             raise EmptyPromptError("the prompt is empty: at least one token is needed to decode from")
@@ -186,7 +193,8 @@ class SpeculativeDecoder:
             raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
         sampling = SamplingParams(temperature=temperature, top_k=top_k, top_p=top_p)
         generator = torch.Generator().manual_seed(seed if seed is not None else int(torch.seed() % 2**63))
-        if self.config.draft_length is None and not isinstance(self.drafter, NoDrafter):
+        drafter = drafter if drafter is not None else self.drafter
+        if self.config.draft_length is None and not isinstance(drafter, NoDrafter):
             _ = self.cost_curve  # measured before the clock starts, once per decoder
         run = _Run(
             transcript=Transcript(
@@ -198,13 +206,18 @@ class SpeculativeDecoder:
             stats=DecodeStats(prompt_tokens=len(prompt)),
             started=time.perf_counter(),
         )
-        return DecodeStream(run, self._decode(run, prompt, sampling, generator))
+        return DecodeStream(run, self._decode(run, drafter, prompt, sampling, generator))
 
     def _decode(
-        self, run: _Run, prompt: list[int], sampling: SamplingParams, generator: torch.Generator
+        self,
+        run: _Run,
+        drafter: Drafter,
+        prompt: list[int],
+        sampling: SamplingParams,
+        generator: torch.Generator,
     ) -> Iterator[None]:
         transcript, stats = run.transcript, run.stats
-        self.drafter.reset()
+        drafter.reset()
         self.target.reset()
         if transcript.max_new_tokens > 0:
             logits = self.target.forward(prompt, logits_to_keep=1)[-1].cpu()
@@ -214,7 +227,7 @@ class SpeculativeDecoder:
             self._commit(run, [first])
             yield None
             while not transcript.finished:
-                self._step(run, prompt, sampling, generator)
+                self._step(run, drafter, prompt, sampling, generator)
                 yield None
         else:
             transcript.finish(FinishReason.LENGTH)
@@ -235,14 +248,19 @@ class SpeculativeDecoder:
         return kept
 
     def _draft(
-        self, context: list[int], budget: int, sampling: SamplingParams, generator: torch.Generator
+        self,
+        drafter: Drafter,
+        context: list[int],
+        budget: int,
+        sampling: SamplingParams,
+        generator: torch.Generator,
     ) -> DraftProposal:
         """Ask the drafter, then keep only as many drafts as pay for their verification."""
         fixed = self.config.draft_length
         limit = min(budget, fixed if fixed is not None else self.config.max_draft)
         if limit <= 0:
             return DraftProposal(tokens=[])
-        proposal = self.drafter.propose(context, limit, sampling, generator)
+        proposal = drafter.propose(context, limit, sampling, generator)
         proposal = proposal.truncated(limit)
         if fixed is None and proposal.tokens:
             acceptance = self.tracker.estimates(proposal.source, proposal.match_length, len(proposal.tokens))
@@ -250,7 +268,12 @@ class SpeculativeDecoder:
         return proposal
 
     def _step(
-        self, run: _Run, prompt: list[int], sampling: SamplingParams, generator: torch.Generator
+        self,
+        run: _Run,
+        drafter: Drafter,
+        prompt: list[int],
+        sampling: SamplingParams,
+        generator: torch.Generator,
     ) -> None:
         transcript, stats = run.transcript, run.stats
         context = prompt + transcript.tokens
@@ -265,7 +288,7 @@ class SpeculativeDecoder:
         budget = min(remaining_tokens, room) - 1
 
         started = time.perf_counter()
-        proposal = self._draft(context, budget, sampling, generator)
+        proposal = self._draft(drafter, context, budget, sampling, generator)
         drafted = time.perf_counter()
         stats.draft_s += drafted - started
 
@@ -279,7 +302,7 @@ class SpeculativeDecoder:
         stats.record_step(k, acceptance.accepted, proposal.source)
         if k:
             self.tracker.record(proposal.source, proposal.match_length, k, acceptance.accepted)
-        self.drafter.observe(acceptance.accepted, k)
+        drafter.observe(acceptance.accepted, k)
         self._commit(run, acceptance.committed(proposal.tokens))
 
     @staticmethod

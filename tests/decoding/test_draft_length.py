@@ -54,14 +54,33 @@ def test_draft_cost_can_make_speculation_not_pay() -> None:
     assert best_draft_length([0.9] * 4, VerifyCostCurve.flat(4), draft_cost_per_token_s=1.0) == 0
 
 
-def test_tracker_learns_per_position_and_bucket() -> None:
-    tracker = AcceptanceTracker(prior_accept=1.0, prior_reject=1.0)
-    assert tracker.estimates("evidence", 8, 2) == [0.5, 0.5]
-    tracker.record("evidence", 8, proposed=4, accepted=1)  # position 1 accepted, position 2 rejected
-    tracker.record("evidence", 9, proposed=4, accepted=4)  # same bucket (8..11)
-    assert tracker.estimates("evidence", 8, 4) == [3 / 4, 2 / 4, 2 / 3, 2 / 3]
-    assert tracker.estimates("evidence", 2, 1) == [0.5]
-    assert tracker.estimates("prompt_lookup", 8, 1) == [0.5]
+def test_tracker_prior_grows_with_match_length() -> None:
+    tracker = AcceptanceTracker()
+    assert tracker.estimates("evidence", 2, 2) == [0.5, 0.5]
+    assert tracker.estimates("evidence", 8, 1) == [0.8]
+    assert tracker.estimates("model", 0, 1) == [0.5]
+
+
+def test_tracker_learns_per_position_bucket_and_source() -> None:
+    tracker = AcceptanceTracker(bucket_weight=2.0, source_weight=2.0)
+    tracker.record("evidence", 2, proposed=4, accepted=1)  # position 1 accepted, position 2 rejected
+    tracker.record("evidence", 2, proposed=4, accepted=4)
+    # Pooled at position 1: (2 + 2*0.5)/(2 + 2) = 0.75; bucket: (2 + 2*0.75)/(2 + 2) = 0.875.
+    # Position 2: pooled (1 + 1)/(2 + 2) = 0.5, bucket (1 + 1)/(2 + 2) = 0.5.
+    # Position 3: pooled (1 + 1)/(1 + 2) = 2/3, bucket (1 + 4/3)/(1 + 2) = 7/9.
+    assert tracker.estimates("evidence", 2, 3) == pytest.approx([0.875, 0.5, 7 / 9])
+    # Another bucket of the same source has no counts of its own: it takes the pooled rate.
+    assert tracker.estimates("evidence", 1, 1) == pytest.approx([(2 + 2 / 3) / 4])
+    assert tracker.estimates("prompt_lookup", 2, 1) == [0.5]
+
+
+def test_repeated_failures_switch_speculation_off() -> None:
+    tracker = AcceptanceTracker()
+    assert best_draft_length(tracker.estimates("evidence", 3, 8), CPU) > 0
+    for _ in range(4):
+        tracker.record("evidence", 3, proposed=8, accepted=0)
+    assert best_draft_length(tracker.estimates("evidence", 3, 8), CPU) == 0
+    assert best_draft_length(tracker.estimates("evidence", 1, 8), CPU) == 0
 
 
 def test_cost_curve_is_measured_once_and_cached(target: LlamaForCausalLM, tmp_path: Path) -> None:
