@@ -30,8 +30,8 @@ _STREAM_DESCRIPTION = (
     "With `stream: true` or `Accept: text/event-stream` the response is `text/event-stream`: "
     "`draft` events carry text increments (`unverified: true`, nothing in them has been checked), "
     "then one `claim` event per claim with its verification status, then one `verdict` event with "
-    "the complete answer object; `: keep-alive` comment lines fill long pauses. A client that disconnects stops the generation; nothing is stored "
-    "for it."
+    "the complete answer object; `: keep-alive` comment lines fill long pauses. A client that "
+    "disconnects stops the generation; nothing is stored for it."
 )
 
 
