@@ -8,6 +8,7 @@ plain decode step, so `plain_generate` is this loop with a drafter that proposes
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -192,7 +193,8 @@ class SpeculativeDecoder:
         if max_new_tokens < 0:
             raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
         sampling = SamplingParams(temperature=temperature, top_k=top_k, top_p=top_p)
-        generator = torch.Generator().manual_seed(seed if seed is not None else int(torch.seed() % 2**63))
+        # Without a seed, draw one from the OS: reseeding torch's global generator would affect the caller.
+        generator = torch.Generator().manual_seed(seed if seed is not None else int.from_bytes(os.urandom(7)))
         drafter = drafter if drafter is not None else self.drafter
         if self.config.draft_length is None and not isinstance(drafter, NoDrafter):
             _ = self.cost_curve  # measured before the clock starts, once per decoder

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import os
 import time
@@ -13,6 +14,7 @@ import pytest
 from decoding.drafters import CompositeDrafter, EvidenceDrafter, PromptLookupDrafter
 from decoding.models import LoadedModel, ModelLoadError, chat_prompt_ids, load_causal_lm, load_smollm2
 from decoding.speculative import DecodeConfig, SpeculativeDecoder, plain_generate
+from decoding.stopping import Transcript
 
 pytestmark = pytest.mark.real_model
 
@@ -65,3 +67,21 @@ def test_a_model_that_fails_to_load_raises_a_typed_error(tmp_path: Path) -> None
     (tmp_path / "config.json").write_text("{not json")
     with pytest.raises(ModelLoadError, match="cannot load a causal LM"):
         load_causal_lm(tmp_path)
+
+
+def test_streamed_text_never_shows_a_partial_character(smollm2: LoadedModel) -> None:
+    tokenizer = smollm2.tokenizer
+    text = "Tea ☕ and 日本語 text"
+    tokens = tokenizer(text, add_special_tokens=False)["input_ids"]
+    transcript = Transcript(tokenizer, max_new_tokens=len(tokens))
+    shown: list[str] = []
+    partial_seen = False
+    for token in tokens:
+        transcript.commit([token])
+        partial_seen |= transcript.text.endswith("\ufffd")
+        shown.append(transcript.stable_text())
+    # The byte-level tokenizer splits these characters over several tokens, so partial states occur.
+    assert partial_seen
+    assert all("\ufffd" not in piece for piece in shown)
+    assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(shown))
+    assert shown[-1] == text
