@@ -10,6 +10,7 @@ draft token was accepted says nothing about whether a claim is true.
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -20,7 +21,7 @@ from typing import Any, Protocol
 
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from akm.claims import extract_claims
+from akm.claims import extract_claims, sentence_spans, strip_citations
 from akm.contract.ids import packet_id as make_packet_id
 from akm.contract.ids import utc_now_iso
 from akm.contract.models import EvidencePacket, EvidenceRow, FusionMethod, Verdict
@@ -94,8 +95,37 @@ class EvidencePrompt:
 
 @dataclass(frozen=True, slots=True)
 class GeneratedAnswer:
+    """Generated text; ``complete`` is False when generation stopped at a length limit mid-text."""
+
     text: str
     decode: dict[str, Any] = field(default_factory=dict)
+    complete: bool = True
+
+
+_HEADING_LINE = re.compile(r"^[ \t]*(?:\[E\d+\][ \t]*)?#{1,6}[ \t].*$", re.MULTILINE)
+_FINISHED = re.compile(r"[.!?][\"'”’)\]]*(?:\s*\[[^\]]*\])*\s*$")
+
+
+def tidy_answer(text: str, *, complete: bool = True) -> str:
+    """The answer as presented and checked: heading lines echoed from the evidence dropped, each
+    repeated sentence kept once, and, when generation was cut off, the unfinished last sentence dropped.
+
+    Small models repeat themselves and echo headings; neither adds a claim worth checking.
+    """
+    body = _HEADING_LINE.sub("", text)
+    spans = sentence_spans(body)
+    kept: list[str] = []
+    seen: set[str] = set()
+    for index, span in enumerate(spans):
+        sentence = span.slice(body).strip()
+        key = " ".join(strip_citations(sentence).lower().split())
+        if not key or key in seen:
+            continue
+        if not complete and index == len(spans) - 1 and not _FINISHED.search(sentence):
+            continue
+        seen.add(key)
+        kept.append(sentence)
+    return " ".join(kept)
 
 
 class AnswerGenerator(Protocol):
@@ -185,7 +215,8 @@ class SpeculativeAnswerGenerator:
         decode["estimated_speedup"] = self._estimated_speedup(
             stats.new_tokens, stats.wall_s - stats.prefill_s
         )
-        return GeneratedAnswer(text=result.text, decode=decode)
+        complete = str(result.finish_reason) not in ("length", "context_window")
+        return GeneratedAnswer(text=result.text, decode=decode, complete=complete)
 
     def _estimated_speedup(self, new_tokens: int, decode_s: float) -> float | None:
         """Plain decoding would cost one single-token forward per token after the first."""
@@ -364,7 +395,7 @@ def answer(
         generated = generator.generate(
             prompt, max_new_tokens=options.max_new_tokens, temperature=options.temperature, seed=options.seed
         )
-    text = generated.text.strip()
+    text = tidy_answer(generated.text, complete=generated.complete)
 
     with clock.stage("verification"):
         claims = extract_claims(text, important_claim_classes(manifest))
@@ -569,4 +600,5 @@ __all__ = [
     "merged_duplicates",
     "save_answer",
     "source_path",
+    "tidy_answer",
 ]

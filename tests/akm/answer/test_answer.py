@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from akm.answer import AnswerOptions, EvidencePrompt, GeneratedAnswer, answer
+from akm.answer import AnswerOptions, EvidencePrompt, GeneratedAnswer, answer, tidy_answer
 from akm.cli import main
 from akm.packet import packet_findings
 from akm.runtime import Runtime
@@ -194,3 +194,30 @@ def test_real_model_answer_is_grounded_and_an_invented_claim_is_not(
     invented = [claim for claim in result.claims if claim.text == INVENTED]
     assert [claim.status for claim in invented] == ["unsupported"]
     assert result.decode["new_tokens"] > 0 and result.decode["target_calls"] >= 1
+
+
+@pytest.mark.parametrize(
+    ("text", "complete", "expected"),
+    [
+        pytest.param(
+            "The cap is two. The cap is two. Rows are read.",
+            True,
+            "The cap is two. Rows are read.",
+            id="repeats-kept-once",
+        ),
+        pytest.param(
+            "[E1] # Evidence states\n\nThe cap is two [E1].",
+            True,
+            "The cap is two [E1].",
+            id="echoed-heading-dropped",
+        ),
+        pytest.param("The cap is two. Rows are", False, "The cap is two.", id="cut-off-sentence-dropped"),
+        pytest.param("The cap is two. Rows are", True, "The cap is two. Rows are", id="finished-text-kept"),
+        pytest.param("The cap is two [E2]", False, "", id="cut-off-only-sentence"),
+        pytest.param(
+            "The cap is two. [E1]", False, "The cap is two. [E1]", id="citation-after-period-is-finished"
+        ),
+    ],
+)
+def test_tidy_answer(text: str, complete: bool, expected: str) -> None:
+    assert tidy_answer(text, complete=complete) == expected
