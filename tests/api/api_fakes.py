@@ -10,10 +10,12 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.testclient import TestClient
 
 from akm.api import ApiLimits, ApiServices, StoreHandle, create_app
 from akm.manifest import Manifest, load_manifest
@@ -268,3 +270,27 @@ def build_app(
         reverify=reverify or FakeReverifyService(),
     )
     return create_app(settings or load_settings(), services, limits=limits or ApiLimits())
+
+
+PROBLEM = "application/problem+json"
+
+
+@dataclass
+class ApiHarness:
+    app: FastAPI
+    client: TestClient
+    store: EvidenceStore
+    answers: FakeAnswerService
+    reverify: FakeReverifyService
+    ids: dict[str, str]
+
+
+def assert_problem(response: Any, status: int, slug: str) -> dict[str, Any]:
+    """The response is an RFC 9457 problem of ``slug`` carrying the request's ID."""
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == PROBLEM
+    body: dict[str, Any] = response.json()
+    assert body["type"] == f"urn:akm:problem:{slug}"
+    assert body["status"] == status
+    assert body["requestId"] == response.headers["x-request-id"]
+    return body

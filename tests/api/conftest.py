@@ -5,11 +5,9 @@ from __future__ import annotations
 import shutil
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from akm.api import ApiLimits
@@ -19,19 +17,9 @@ from akm.store import EvidenceStore, open_store
 # The fakes module is also imported by the uvicorn processes the server tests start
 # (with this folder on their path), so it is a plain module rather than part of a package.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from api_fakes import FakeAnswerService, FakeReverifyService, build_app, seed_store
+from api_fakes import ApiHarness, FakeAnswerService, FakeReverifyService, build_app, seed_store
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@dataclass
-class ApiHarness:
-    app: FastAPI
-    client: TestClient
-    store: EvidenceStore
-    answers: FakeAnswerService
-    reverify: FakeReverifyService
-    ids: dict[str, str]
 
 
 @pytest.fixture(scope="session")

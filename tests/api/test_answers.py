@@ -9,10 +9,8 @@ import time
 from typing import Any
 
 import pytest
-from api_fakes import DRAFT_WORDS, FakeAnswerService, build_app
-from conftest import ApiHarness
+from api_fakes import DRAFT_WORDS, ApiHarness, FakeAnswerService, assert_problem, build_app
 from fastapi.testclient import TestClient
-from test_routes import assert_problem
 
 from akm.api import ApiLimits, ApiServices, StoreHandle, create_app
 from akm.service.errors import ModelUnavailableError

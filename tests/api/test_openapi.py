@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ApiHarness
+from api_fakes import ApiHarness
 
 from akm.api.server import openapi_json
 from akm.cli import main

@@ -7,23 +7,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from api_fakes import GUIDE, HIDDEN_BY_CLASSIFICATION, HIDDEN_BY_EXCLUDE, HIDDEN_BY_TOKEN
-from conftest import ApiHarness
+from api_fakes import (
+    GUIDE,
+    HIDDEN_BY_CLASSIFICATION,
+    HIDDEN_BY_EXCLUDE,
+    HIDDEN_BY_TOKEN,
+    PROBLEM,
+    ApiHarness,
+    assert_problem,
+)
 
 from akm.contract.validation import validate_document
 
 REPO = Path(__file__).resolve().parents[2]
-PROBLEM = "application/problem+json"
-
-
-def assert_problem(response: Any, status: int, slug: str) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"] == PROBLEM
-    body: dict[str, Any] = response.json()
-    assert body["type"] == f"urn:akm:problem:{slug}"
-    assert body["status"] == status
-    assert body["requestId"] == response.headers["x-request-id"]
-    return body
 
 
 def test_healthz(api: ApiHarness) -> None:
