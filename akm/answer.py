@@ -347,7 +347,7 @@ def answer(
             fuse(retrieval.candidates, FusionSettings.from_manifest(manifest, **overrides))
         )
         winners = expand_winners(fused.winners, store_neighbours(store), manifest)
-    packet_id = make_packet_id(task, question, manifest.manifest_version, 1)
+    packet_id = make_packet_id(task, retrieval.query, manifest.manifest_version, 1)
     rejections = [
         Rejection(
             stage="fusion",

@@ -221,3 +221,16 @@ def test_real_model_answer_is_grounded_and_an_invented_claim_is_not(
 )
 def test_tidy_answer(text: str, complete: bool, expected: str) -> None:
     assert tidy_answer(text, complete=complete) == expected
+
+
+def test_question_is_recorded_as_searched(corpus: Any) -> None:
+    result = answer(
+        f"  {QUESTION}\n",
+        AnswerOptions(),
+        store=corpus.store,
+        manifest=corpus.manifest,
+        embedder=corpus.embedder,
+        generator=corpus.generator(f"{CAP} [E1]"),
+    )
+    assert result.packet.query.original == QUESTION
+    assert corpus.store.get_packet(result.packet_id) is not None
