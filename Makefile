@@ -23,7 +23,7 @@ install-dev: $(BIN)/python
 # A fresh AKM_DATA_DIR means a fresh store: the first ask ingests the bundled docs/ and converts
 # the model once (about a minute), then answers with claim states, citations and the verdict.
 demo: install
-	$(BIN)/akm ask "What does the per-source cap limit?"
+	$(BIN)/akm ask "Where does the SQLite store live?" --max-new-tokens 64
 	$(BIN)/akm validate examples/
 
 lint:

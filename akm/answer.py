@@ -103,11 +103,15 @@ class GeneratedAnswer:
 
 
 _HEADING_LINE = re.compile(r"^[ \t]*(?:\[E\d+\][ \t]*)?#{1,6}[ \t].*$", re.MULTILINE)
+# The prompt's own labels, which a small model sometimes repeats before answering.
+_QUESTION_ECHO = re.compile(r"^Question\s*:", re.IGNORECASE)
+_ANSWER_LABEL = re.compile(r"^Answer\s*:\s*", re.IGNORECASE)
 _FINISHED = re.compile(r"[.!?][\"'”’)\]]*(?:\s*\[[^\]]*\])*\s*$")
 
 
 def tidy_answer(text: str, *, complete: bool = True) -> str:
-    """The answer as presented and checked: heading lines echoed from the evidence dropped, each
+    """The answer as presented and checked: heading lines echoed from the evidence and an echoed
+    question dropped, each
     repeated sentence kept once, and, when generation was cut off, the unfinished last sentence dropped.
 
     Small models repeat themselves and echo headings; neither adds a claim worth checking.
@@ -117,14 +121,16 @@ def tidy_answer(text: str, *, complete: bool = True) -> str:
     kept: list[str] = []
     seen: set[str] = set()
     for index, span in enumerate(spans):
-        sentence = span.slice(body).strip()
+        sentence = _ANSWER_LABEL.sub("", span.slice(body).strip())
+        if _QUESTION_ECHO.match(sentence):
+            continue
         key = " ".join(strip_citations(sentence).lower().split())
         if not key or key in seen:
             continue
         if not complete and index == len(spans) - 1 and not _FINISHED.search(sentence):
             continue
         seen.add(key)
-        kept.append(sentence)
+        kept.append(" ".join(sentence.split()))
     return " ".join(kept)
 
 
@@ -220,10 +226,10 @@ class SpeculativeAnswerGenerator:
 
     def _estimated_speedup(self, new_tokens: int, decode_s: float) -> float | None:
         """Plain decoding would cost one single-token forward per token after the first."""
-        curve = self.decoder._cost
-        if curve is None or decode_s <= 0 or new_tokens <= 1:
+        if decode_s <= 0 or new_tokens <= 1:
             return None
-        return (new_tokens - 1) * curve.seconds[0] / decode_s
+        # Measured (and cached) by the decoder before its first adaptive draft.
+        return (new_tokens - 1) * self.decoder.cost_curve.seconds[0] / decode_s
 
 
 @dataclass(frozen=True, slots=True)

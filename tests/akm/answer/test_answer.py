@@ -212,6 +212,12 @@ def test_real_model_answer_is_grounded_and_an_invented_claim_is_not(
             id="echoed-heading-dropped",
         ),
         pytest.param("The cap is two. Rows are", False, "The cap is two.", id="cut-off-sentence-dropped"),
+        pytest.param(
+            "Question: What is the cap? Answer: The cap is two.",
+            True,
+            "The cap is two.",
+            id="prompt-labels-dropped",
+        ),
         pytest.param("The cap is two. Rows are", True, "The cap is two. Rows are", id="finished-text-kept"),
         pytest.param("The cap is two [E2]", False, "", id="cut-off-only-sentence"),
         pytest.param(
