@@ -132,7 +132,8 @@ def _embedder(settings: Settings) -> tuple[Embedder | None, str | None]:
     return embedder, None
 
 
-def _single_query_threads(settings: Settings) -> None:
+@contextlib.contextmanager
+def _single_query_threads(settings: Settings) -> Iterator[None]:
     """One intra-op thread for query embedding unless configured otherwise.
 
     Batched ingest gains from several threads; a single short query does not, and on a
@@ -141,7 +142,12 @@ def _single_query_threads(settings: Settings) -> None:
     """
     import torch
 
+    previous = torch.get_num_threads()
     torch.set_num_threads(settings.torch_threads or 1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 def handle(args: argparse.Namespace, settings: Settings) -> int:
@@ -188,8 +194,8 @@ def handle(args: argparse.Namespace, settings: Settings) -> int:
             ingest = ingest_benchmark_corpus(store, args.corpus, caching)
             if not ingest["documents"]:
                 return _fail(f"{args.corpus} holds no documents")
-            _single_query_threads(settings)
-            scores = run_queries(store, manifest, embedder, queries, judged, bench)
+            with _single_query_threads(settings):
+                scores = run_queries(store, manifest, embedder, queries, judged, bench)
     except (BenchmarkInputError, IngestError) as error:
         return _fail(str(error))
     summary: dict[str, Any] = {
