@@ -131,7 +131,12 @@ def tidy_answer(text: str, *, complete: bool = True) -> str:
             continue
         seen.add(key)
         kept.append(" ".join(sentence.split()))
-    return " ".join(kept)
+    # An unfinished sentence stays a block of its own so it cannot absorb the next sentence.
+    joined = ""
+    for sentence in kept:
+        separator = " " if not joined or _FINISHED.search(joined) else "\n\n"
+        joined = f"{joined}{separator}{sentence}" if joined else sentence
+    return joined
 
 
 class AnswerGenerator(Protocol):
@@ -205,9 +210,13 @@ class SpeculativeAnswerGenerator:
         drafters = [PromptLookupDrafter()]
         if passage_ids:
             drafters.insert(0, EvidenceDrafter(passage_ids))  # type: ignore[arg-type]
-        self.decoder.drafter = CompositeDrafter(drafters)
+        # A drafter per call: the excerpts belong to this request only.
         stream = self.decoder.stream(
-            prompt_ids, max_new_tokens, temperature=temperature, seed=0 if seed is None else seed
+            prompt_ids,
+            max_new_tokens,
+            temperature=temperature,
+            seed=0 if seed is None else seed,
+            drafter=CompositeDrafter(drafters),
         )
         for delta in stream:
             if on_text is not None:

@@ -219,6 +219,12 @@ def test_real_model_answer_is_grounded_and_an_invented_claim_is_not(
             id="prompt-labels-dropped",
         ),
         pytest.param("The cap is two. Rows are", True, "The cap is two. Rows are", id="finished-text-kept"),
+        pytest.param(
+            "Rows are\n\nThe cap is two.",
+            True,
+            "Rows are\n\nThe cap is two.",
+            id="fragment-stays-its-own-block",
+        ),
         pytest.param("The cap is two [E2]", False, "", id="cut-off-only-sentence"),
         pytest.param(
             "The cap is two. [E1]", False, "The cap is two. [E1]", id="citation-after-period-is-finished"
