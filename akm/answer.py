@@ -228,17 +228,23 @@ class SpeculativeAnswerGenerator:
         decode["drafters"] = [drafter.name for drafter in drafters]
         decode["speedup_by_calls"] = stats.new_tokens / stats.target_calls if stats.target_calls else None
         decode["estimated_speedup"] = self._estimated_speedup(
-            stats.new_tokens, stats.wall_s - stats.prefill_s
+            stats.new_tokens, stats.target_calls, stats.proposed
         )
         complete = str(result.finish_reason) not in ("length", "context_window")
         return GeneratedAnswer(text=result.text, decode=decode, complete=complete)
 
-    def _estimated_speedup(self, new_tokens: int, decode_s: float) -> float | None:
-        """Plain decoding would cost one single-token forward per token after the first."""
-        if decode_s <= 0 or new_tokens <= 1:
+    def _estimated_speedup(self, new_tokens: int, target_calls: int, proposed: int) -> float | None:
+        """Plain decoding makes one single-token call per token; these calls verified ``proposed``
+        drafts in all, each call costing the measured verify-cost ratio of its mean draft length.
+
+        Only the curve's ratios are used, not its absolute seconds, so a uniformly busy machine
+        at measurement time does not skew the estimate.
+        """
+        if target_calls <= 0 or new_tokens <= 0:
             return None
         # Measured (and cached) by the decoder before its first adaptive draft.
-        return (new_tokens - 1) * self.decoder.cost_curve.seconds[0] / decode_s
+        ratio = self.decoder.cost_curve.ratio(round(proposed / target_calls))
+        return new_tokens / (target_calls * ratio)
 
 
 @dataclass(frozen=True, slots=True)

@@ -134,7 +134,7 @@ def decode_summary(decode: dict[str, Any]) -> str:
     estimated = decode.get("estimated_speedup")
     by_calls = decode.get("speedup_by_calls")
     speedup = (
-        f"~{estimated:.2f}x over plain (estimated from measured verify cost)"
+        f"~{estimated:.2f}x over plain (estimated from target calls and the measured verify-cost ratio)"
         if isinstance(estimated, float)
         else f"{by_calls:.2f} tokens per target call"
         if isinstance(by_calls, float)
