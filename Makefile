@@ -29,6 +29,8 @@ demo: install
 lint:
 	$(BIN)/ruff check akm decoding tests migrations
 	$(BIN)/ruff format --check akm decoding tests migrations
+	$(BIN)/hadolint Dockerfile
+	$(BIN)/akm openapi --check
 
 typecheck:
 	$(BIN)/mypy akm decoding
@@ -36,7 +38,8 @@ typecheck:
 contracts:
 	$(BIN)/lint-imports
 
+# The real-model tests convert SmolLM2 once into this folder and share it across the session.
 pytest:
-	$(BIN)/python -m pytest
+	AKM_TEST_MODEL_CACHE=$${AKM_TEST_MODEL_CACHE:-$(CURDIR)/.cache/test-models} $(BIN)/python -m pytest
 
 test: install-dev lint typecheck contracts pytest

@@ -12,20 +12,21 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from akm.answer import AnswerOptions, AnswerResult, answer
 from akm.contract.models import FusionMethod
 from akm.ingest import IngestError, ingest
 from akm.manifest import ManifestError
-from akm.packet import InvalidPacketError
 from akm.retrieval.lanes import ALL_LANES
 from akm.retrieval.orchestrate import UnknownLaneError
 from akm.retrieval.query import QueryError
-from akm.runtime import ModelUnavailableError, Runtime
 from akm.settings import Settings
+
+if TYPE_CHECKING:
+    from akm.answer import AnswerOptions, AnswerResult
+    from akm.runtime import Runtime
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -76,6 +77,12 @@ def _fail(message: str, code: int) -> int:
 
 
 def run_ask(args: argparse.Namespace, settings: Settings) -> int:
+    # The answer pipeline pulls in torch and transformers; import it only when asked,
+    # so that `akm --help` and the other commands start fast.
+    from akm.answer import AnswerOptions
+    from akm.packet import InvalidPacketError
+    from akm.runtime import ModelUnavailableError, Runtime
+
     try:
         options = AnswerOptions(
             lanes=tuple(args.lanes) if args.lanes else None,
@@ -106,6 +113,8 @@ def run_ask(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _ask(args: argparse.Namespace, runtime: Runtime, options: AnswerOptions) -> int:
+    from akm.answer import answer
+
     store, manifest = runtime.store, runtime.manifest
     if store.count_current_chunks() == 0:
         print("akm ask: the store is empty; ingesting the bundled corpus first", file=sys.stderr)
