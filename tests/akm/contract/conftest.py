@@ -12,6 +12,7 @@ import pytest
 from akm.contract.builders import build_candidate_row
 from akm.contract.ids import sha256_text
 from akm.contract.models import Authority, EvidenceRow, Freshness, Locator
+from akm.contract.schema import UPSTREAM_SCHEMA_PATH as VENDORED_UPSTREAM_SCHEMA_PATH
 
 UPSTREAM_SCHEMA_PATH = (
     Path(__file__).resolve().parents[4] / "shared" / "reference" / "akm" / "evidence-row.schema.json"
@@ -66,7 +67,10 @@ def candidate() -> EvidenceRow:
 
 
 def upstream_schema() -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads(UPSTREAM_SCHEMA_PATH.read_text(encoding="utf-8"))
+    """The upstream schema from ../shared; without it, the vendored copy, which
+    test_schema.py checks byte for byte against ../shared wherever that is present."""
+    path = UPSTREAM_SCHEMA_PATH if UPSTREAM_SCHEMA_PATH.exists() else VENDORED_UPSTREAM_SCHEMA_PATH
+    loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return loaded
 
 
