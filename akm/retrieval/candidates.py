@@ -55,8 +55,38 @@ class ScopeVerdict:
     reason: str
 
 
+class _VerdictMemo:
+    """Scope verdicts of the most recent manifest, keyed by what the verdict reads of a chunk.
+
+    A verdict depends only on the manifest and the chunk's paths, classification and source
+    ref, so it is the same for every query; path parsing per candidate cost more than the
+    rest of candidate filtering. Held for one manifest object at a time (manifests are frozen).
+    """
+
+    max_entries = 65536
+
+    def __init__(self, manifest: Manifest | None = None) -> None:
+        self.manifest = manifest
+        self.verdicts: dict[tuple[str, str, str, str, str], ScopeVerdict] = {}
+
+
+_memo = _VerdictMemo()
+
+
 def scope_verdict(chunk: StoredChunk, manifest: Manifest, lane: LaneName) -> ScopeVerdict:
     """Security deny rules first, then classification, then the source ref's include and lanes."""
+    global _memo
+    memo = _memo
+    if memo.manifest is not manifest or len(memo.verdicts) >= memo.max_entries:
+        memo = _memo = _VerdictMemo(manifest)
+    key = (chunk.path, chunk.canonical_uri, chunk.classification, chunk.source_ref_id, lane)
+    verdict = memo.verdicts.get(key)
+    if verdict is None:
+        verdict = memo.verdicts[key] = _decide_scope(chunk, manifest, lane)
+    return verdict
+
+
+def _decide_scope(chunk: StoredChunk, manifest: Manifest, lane: LaneName) -> ScopeVerdict:
     if (
         manifest.denial_for_path(chunk.path) is not None
         or manifest.denial_for_path(project_path(chunk)) is not None

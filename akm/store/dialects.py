@@ -148,6 +148,25 @@ def lexical_search_ids(connection: Connection, query: str, limit: int) -> list[t
         )
         return [(int(row[0]), float(row[1])) for row in rows]
     match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+    # Rank inside the FTS index first and check is_current only for the leading hits: joining
+    # every match to its chunk row reads each matching row's text and embedding pages. Dropping
+    # non-current ids from the ranked prefix keeps the order, so when the prefix still holds
+    # `limit` current hits (or is the whole match set) the answer equals the joined query's.
+    prefix = limit + max(16, limit // 2)
+    ranked = [
+        (int(row[0]), float(row[1]))
+        for row in connection.execute(
+            text(
+                "SELECT rowid, -bm25(chunks_fts) AS score FROM chunks_fts "
+                "WHERE chunks_fts MATCH :match ORDER BY score DESC, rowid ASC LIMIT :limit"
+            ),
+            {"match": match, "limit": prefix},
+        )
+    ]
+    current = _current_chunk_ids(connection, [chunk_id for chunk_id, _ in ranked])
+    hits = [hit for hit in ranked if hit[0] in current]
+    if len(hits) >= limit or len(ranked) < prefix:
+        return hits[:limit]
     rows = connection.execute(
         text(
             "SELECT c.id, -bm25(chunks_fts) AS score FROM chunks_fts "
@@ -158,6 +177,17 @@ def lexical_search_ids(connection: Connection, query: str, limit: int) -> list[t
         {"match": match, "limit": limit},
     )
     return [(int(row[0]), float(row[1])) for row in rows]
+
+
+def _current_chunk_ids(connection: Connection, chunk_ids: Sequence[int]) -> set[int]:
+    if not chunk_ids:
+        return set()
+    placeholders = ", ".join(f":id{index}" for index in range(len(chunk_ids)))
+    rows = connection.execute(
+        text(f"SELECT id FROM chunks WHERE is_current AND id IN ({placeholders})"),
+        {f"id{index}": chunk_id for index, chunk_id in enumerate(chunk_ids)},
+    )
+    return {int(row[0]) for row in rows}
 
 
 def pg_vector_search_ids(

@@ -773,8 +773,10 @@ class EvidenceStore:
         """Chunks by id, in the order asked (unknown ids are left out)."""
         if not chunk_ids:
             return []
-        with self._reading() as session:
-            rows = session.execute(_chunk_columns().where(Chunk.id.in_(list(chunk_ids)))).all()
+        # A Core connection: these are plain column rows, and the ORM session's statement
+        # handling cost more than the query on the retrieval path.
+        with self.engine.connect() as connection:
+            rows = connection.execute(_chunk_columns().where(Chunk.id.in_(list(chunk_ids)))).all()
         by_id = {row[0]: _stored_chunk(row) for row in rows}
         return [by_id[chunk_id] for chunk_id in chunk_ids if chunk_id in by_id]
 
@@ -782,8 +784,8 @@ class EvidenceStore:
         query = _chunk_columns().where(Chunk.source_id == source_id)
         if current_only:
             query = query.where(Chunk.is_current)
-        with self._reading() as session:
-            rows = session.execute(query.order_by(Chunk.source_version_id, Chunk.ordinal)).all()
+        with self.engine.connect() as connection:
+            rows = connection.execute(query.order_by(Chunk.source_version_id, Chunk.ordinal)).all()
         return [_stored_chunk(row) for row in rows]
 
     def count_current_chunks(self) -> int:
