@@ -481,6 +481,11 @@ class DecodeBenchmark:
         """Result records, one per prompt and method; `checkpoint` gets the records so far after each prompt."""
         if not prompts:
             raise BenchmarkInputError("no prompts to benchmark")
+        keys = [(prompt.prompt.category, prompt.prompt.prompt_id) for prompt in prompts]
+        if len(set(keys)) != len(keys):
+            # The summary pairs each run with own plain's run of the same (category, prompt_id).
+            repeated = sorted({key for key in keys if keys.count(key) > 1})[:3]
+            raise BenchmarkInputError(f"prompt ids repeat within a category: {repeated}")
         self.progress(f"warm-up on prompt {prompts[0].prompt.prompt_id} ({len(self.methods)} methods)")
         self.warm_up(prompts[0])
         records: list[dict[str, Any]] = []

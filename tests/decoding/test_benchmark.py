@@ -413,6 +413,23 @@ def test_benchmark_reports_divergence_with_logit_gap(
     assert "| t1 | squad | hf-plain | 3 | 0.5000 | 4 | 5 |" in format_markdown(corrupted)
 
 
+def test_benchmark_refuses_repeated_prompt_ids(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
+) -> None:
+    with pytest.raises(BenchmarkInputError, match="repeat within a category"):
+        run_decode_benchmark(
+            target,
+            tokenizer,
+            [TINY_PROMPTS[0], TINY_PROMPTS[0]],
+            prompt_format="squad",
+            prompts_file="fixture",
+            methods=["plain"],
+            max_new_tokens=2,
+            cost_curve=VerifyCostCurve.flat(2),
+            progress=None,
+        )
+
+
 def test_cli_rejects_a_missing_prompts_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = akm_main(
         [
