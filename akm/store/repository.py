@@ -9,6 +9,7 @@ plain mapping) plus the columns audits filter on.
 
 from __future__ import annotations
 
+import bisect
 import json
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -703,6 +704,14 @@ class _VectorCache:
     )
 
 
+@dataclass
+class _TextCache:
+    generation: int = -1
+    ids: list[int] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)
+    haystack: str = ""
+
+
 class EvidenceStore:
     """Repository over one database (SQLite file or PostgreSQL)."""
 
@@ -711,6 +720,8 @@ class EvidenceStore:
         self.dialect_name = engine.dialect.name
         self._vectors = _VectorCache()
         self._vector_lock = threading.Lock()
+        self._texts = _TextCache()
+        self._text_lock = threading.Lock()
 
     @property
     def lexical_score_meaning(self) -> str:
@@ -863,6 +874,8 @@ class EvidenceStore:
         """Current chunks whose text contains ``literal`` exactly (case-sensitive), in storage order."""
         if not literal:
             return []
+        if self.dialect_name == "sqlite" and limit >= 0 and "\x00" not in literal:
+            return self.get_chunks(self._current_ids_containing(literal, limit))
         with self._reading() as session:
             ids = (
                 session.scalars(
@@ -880,6 +893,46 @@ class EvidenceStore:
                 ).all()
             )
         return self.get_chunks(list(ids))
+
+    def _current_ids_containing(self, literal: str, limit: int) -> list[int]:
+        """Ids of current chunks whose text contains ``literal``, in id order, from memory.
+
+        A substring test cannot use the FTS index, and scanning the chunks table reads every
+        row's text and embedding pages. The current texts are kept joined by NUL (which the
+        literal does not contain, so no match spans two chunks) and reloaded when the chunk
+        generation changes, like the vector cache.
+        """
+        generation = self._chunk_generation()
+        with self._text_lock:
+            if generation != self._texts.generation:
+                with self.engine.connect() as connection:
+                    rows = connection.execute(
+                        select(Chunk.id, Chunk.text).where(Chunk.is_current).order_by(Chunk.id)
+                    ).all()
+                starts: list[int] = []
+                offset = 0
+                for row in rows:
+                    starts.append(offset)
+                    offset += len(row[1]) + 1
+                self._texts = _TextCache(
+                    generation=generation,
+                    ids=[int(row[0]) for row in rows],
+                    starts=starts,
+                    haystack="\x00".join(row[1] for row in rows),
+                )
+            cache = self._texts
+        found: list[int] = []
+        position = 0
+        while len(found) < limit:
+            at = cache.haystack.find(literal, position)
+            if at < 0:
+                break
+            index = bisect.bisect_right(cache.starts, at) - 1
+            found.append(cache.ids[index])
+            if index + 1 >= len(cache.starts):
+                break
+            position = cache.starts[index + 1]
+        return found
 
     def lexical_search(self, query: str, limit: int) -> list[tuple[StoredChunk, float]]:
         """Current chunks matching any query term, best first, with the backend-local lexical score."""
