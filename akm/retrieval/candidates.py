@@ -87,9 +87,9 @@ def scope_verdict(chunk: StoredChunk, manifest: Manifest, lane: LaneName) -> Sco
 
 
 def _decide_scope(chunk: StoredChunk, manifest: Manifest, lane: LaneName) -> ScopeVerdict:
-    if (
-        manifest.denial_for_path(chunk.path) is not None
-        or manifest.denial_for_path(project_path(chunk)) is not None
+    relative = project_path(chunk)
+    if manifest.denial_for_path(chunk.path) is not None or (
+        relative != chunk.path and manifest.denial_for_path(relative) is not None
     ):
         return ScopeVerdict(False, None, "denied")
     if not manifest.classification_allowed(chunk.classification):
