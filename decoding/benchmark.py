@@ -30,14 +30,13 @@ import transformers
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.generation.streamers import BaseStreamer
 
+from decoding.benchmark_spec import FORMATS, METHODS
 from decoding.draft_length import VerifyCostCurve, load_or_measure_verify_cost
 from decoding.drafters import CompositeDrafter, Drafter, EvidenceDrafter, NoDrafter, PromptLookupDrafter
 from decoding.models import chat_prompt_ids
 from decoding.speculative import DecodeConfig, SpeculativeDecoder
 from decoding.stats import percentile
 
-FORMATS = ("spec-bench", "squad")
-METHODS = ("plain", "prompt-lookup", "evidence", "speculative", "hf-plain", "hf-pld")
 OWN_METHODS = frozenset({"plain", "prompt-lookup", "evidence", "speculative"})
 BASELINE = "plain"
 ALL_CATEGORIES = "all"

@@ -10,22 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
-import torch
-
 from akm.settings import Settings
-from decoding.benchmark import (
-    FORMATS,
-    METHODS,
-    BenchmarkInputError,
-    check_methods,
-    default_methods,
-    format_markdown,
-    read_prompts,
-    run_decode_benchmark,
-    write_json,
-    write_plot,
-)
-from decoding.models import ModelLoadError, load_target
+from decoding.benchmark_spec import FORMATS, METHODS
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -77,6 +63,21 @@ def _fail(message: str) -> int:
 
 
 def run_bench_decode(args: argparse.Namespace, settings: Settings) -> int:
+    # torch and transformers load only when the benchmark runs, so `akm --help` stays fast.
+    import torch
+
+    from decoding.benchmark import (
+        BenchmarkInputError,
+        check_methods,
+        default_methods,
+        format_markdown,
+        read_prompts,
+        run_decode_benchmark,
+        write_json,
+        write_plot,
+    )
+    from decoding.models import ModelLoadError, load_target
+
     if args.per_category is not None and args.per_category < 1:
         return _fail("--per-category must be a positive number")
     if args.max_new_tokens < 1:

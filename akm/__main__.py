@@ -1,0 +1,5 @@
+"""`python -m akm` runs the command line."""
+
+from akm.cli import main
+
+raise SystemExit(main())
