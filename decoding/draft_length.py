@@ -9,10 +9,12 @@ speculation only pays on confident proposals, and k=0 (a plain step) is the righ
 from __future__ import annotations
 
 import json
-import statistics
+import os
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import torch
 from transformers import PreTrainedModel
@@ -58,35 +60,74 @@ class VerifyCostCurve:
         return {"seconds": list(self.seconds)}
 
 
+# Bumped whenever the cache layout or the measurement method changes: older caches are ignored.
+COST_CACHE_FORMAT = 2
+REMEASURE_ENV = "AKM_REMEASURE_VERIFY_COST"
+MEASUREMENT_METHOD = "min-wall-interleaved"
+
+# Bounds on what a CPU or GPU forward can plausibly cost. Verifying one draft reads the same weights as
+# a plain step, so it cannot be much cheaper (noise aside) nor many times dearer; a curve outside these
+# bounds was measured on a busy machine and would steer the chooser wrong for as long as it is cached.
+_MIN_FIRST_RATIO = 0.95
+_MAX_FIRST_RATIO = 3.0
+_MONOTONE_TOLERANCE = 0.85
+_MEASURE_ATTEMPTS = 3
+
+
+def curve_problem(curve: VerifyCostCurve) -> str | None:
+    """Why a measured curve cannot be right, or None when it is plausible."""
+    if curve.max_draft >= 1:
+        first = curve.ratio(1)
+        if first < _MIN_FIRST_RATIO:
+            return f"verifying one draft measured {first:.2f}x a plain step (below {_MIN_FIRST_RATIO})"
+        if first > _MAX_FIRST_RATIO:
+            return f"verifying one draft measured {first:.2f}x a plain step (above {_MAX_FIRST_RATIO})"
+    highest = curve.seconds[0]
+    for k, value in enumerate(curve.seconds):
+        if value < _MONOTONE_TOLERANCE * highest:
+            return f"cost at k={k} is {value / highest:.2f} of a smaller k's: not monotone beyond noise"
+        highest = max(highest, value)
+    return None
+
+
+def monotone(curve: VerifyCostCurve) -> VerifyCostCurve:
+    """Costs only grow with k; noise that says otherwise would make the chooser chase it."""
+    seconds = list(curve.seconds)
+    for k in range(1, len(seconds)):
+        seconds[k] = max(seconds[k], seconds[k - 1])
+    return VerifyCostCurve(tuple(seconds))
+
+
 def measure_verify_cost(
     model: PreTrainedModel,
     max_draft: int,
     *,
     context_length: int = 256,
-    repeats: int = 3,
+    repeats: int = 5,
 ) -> VerifyCostCurve:
-    """Median wall time of a forward over k+1 tokens on a `context_length` cache, for k = 0..max_draft."""
+    """Least wall time of a forward over k+1 tokens on a `context_length` cache, for k = 0..max_draft.
+
+    Rounds visit every k in turn, so a burst of load hits all k alike instead of one; the minimum
+    over rounds is the cost with the least interference, which load can only add to.
+    The raw curve is returned: `curve_problem` judges it before `monotone` smooths it.
+    """
     cached = CachedModel(model)
     vocab = int(model.config.vocab_size)
     generator = torch.Generator().manual_seed(0)
     context = torch.randint(0, vocab, (context_length,), generator=generator).tolist()
     cached.forward(context, logits_to_keep=1)
     block = torch.randint(0, vocab, (max_draft + 1,), generator=generator).tolist()
-    cached.forward(block[:1])  # warm-up
-    cached.crop(context_length)
-    seconds: list[float] = []
-    for k in range(max_draft + 1):
-        timings = []
-        for _ in range(repeats):
+    for k in range(max_draft + 1):  # warm-up: first calls of each shape pay for allocation
+        cached.forward(block[: k + 1])
+        cached.crop(context_length)
+    best = [float("inf")] * (max_draft + 1)
+    for _ in range(repeats):
+        for k in range(max_draft + 1):
             started = time.perf_counter()
             cached.forward(block[: k + 1])
-            timings.append(time.perf_counter() - started)
+            best[k] = min(best[k], time.perf_counter() - started)
             cached.crop(context_length)
-        seconds.append(statistics.median(timings))
-    # Costs only grow with k; noise that says otherwise would make the chooser chase it.
-    for k in range(1, len(seconds)):
-        seconds[k] = max(seconds[k], seconds[k - 1])
-    return VerifyCostCurve(tuple(seconds))
+    return VerifyCostCurve(tuple(best))
 
 
 def cost_curve_key(model: PreTrainedModel, max_draft: int) -> str:
@@ -98,27 +139,73 @@ def cost_curve_key(model: PreTrainedModel, max_draft: int) -> str:
     )
 
 
+def measurement_conditions(context_length: int, repeats: int) -> dict[str, object]:
+    """What a cached curve was measured under, so a stale or odd one can be told apart."""
+    return {
+        "threads": torch.get_num_threads(),
+        "torch_version": str(torch.__version__),
+        "context_length": context_length,
+        "repeats": repeats,
+        "method": MEASUREMENT_METHOD,
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+def _read_cache(path: Path | None) -> dict[str, Any]:
+    if path is None or not path.is_file():
+        return {}
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(document, dict) or document.get("format") != COST_CACHE_FORMAT:
+        return {}
+    curves = document.get("curves")
+    return curves if isinstance(curves, dict) else {}
+
+
+def _cached_curve(entry: object) -> VerifyCostCurve | None:
+    try:
+        curve = VerifyCostCurve(tuple(float(value) for value in entry["seconds"]))  # type: ignore[index]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return curve if curve_problem(curve) is None else None
+
+
 def load_or_measure_verify_cost(
     model: PreTrainedModel,
     max_draft: int,
     cache_dir: Path | None = None,
+    *,
+    remeasure: bool = False,
+    context_length: int = 256,
+    repeats: int = 5,
 ) -> VerifyCostCurve:
-    """The measured cost curve for this model on this device, from `cache_dir` when measured before."""
+    """The measured cost curve for this model on this device, from `cache_dir` when measured before.
+
+    `remeasure` (or AKM_REMEASURE_VERIFY_COST=1) ignores the cache. A curve that fails
+    `curve_problem` is measured again; if every attempt fails, the last is used but not cached.
+    """
     key = cost_curve_key(model, max_draft)
     path = cache_dir / "verify-cost.json" if cache_dir is not None else None
-    known: dict[str, dict[str, list[float]]] = {}
-    if path is not None and path.is_file():
-        try:
-            known = json.loads(path.read_text())
-            return VerifyCostCurve(tuple(known[key]["seconds"]))
-        except (ValueError, KeyError, TypeError):
-            pass
-    curve = measure_verify_cost(model, max_draft)
-    if path is not None:
+    curves = _read_cache(path)
+    remeasure = remeasure or os.environ.get(REMEASURE_ENV, "") not in ("", "0")
+    if not remeasure and key in curves:
+        cached = _cached_curve(curves[key])
+        if cached is not None:
+            return cached
+    curve = measure_verify_cost(model, max_draft, context_length=context_length, repeats=repeats)
+    for _ in range(_MEASURE_ATTEMPTS - 1):
+        if curve_problem(curve) is None:
+            break
+        curve = measure_verify_cost(model, max_draft, context_length=context_length, repeats=repeats)
+    problem = curve_problem(curve)
+    curve = monotone(curve)
+    if path is not None and problem is None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        known[key] = curve.to_dict()
+        curves[key] = {**curve.to_dict(), "conditions": measurement_conditions(context_length, repeats)}
         staging = path.with_suffix(".json.tmp")
-        staging.write_text(json.dumps(known, indent=2))
+        staging.write_text(json.dumps({"format": COST_CACHE_FORMAT, "curves": curves}, indent=2))
         staging.replace(path)
     return curve
 

@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 from pathlib import Path
 
 import pytest
+import torch
 from transformers import LlamaForCausalLM
 
+from decoding import draft_length
 from decoding.draft_length import (
+    COST_CACHE_FORMAT,
+    REMEASURE_ENV,
     AcceptanceTracker,
     VerifyCostCurve,
     best_draft_length,
+    cost_curve_key,
+    curve_problem,
     expected_tokens,
     load_or_measure_verify_cost,
+    measure_verify_cost,
+    monotone,
 )
 
 # The CPU curve from the measured SmolLM2 numbers: k=1 costs 1.7x a plain step, k=8 about 2x.
@@ -83,9 +93,123 @@ def test_repeated_failures_switch_speculation_off() -> None:
     assert best_draft_length(tracker.estimates("evidence", 1, 8), CPU) == 0
 
 
-def test_cost_curve_is_measured_once_and_cached(target: LlamaForCausalLM, tmp_path: Path) -> None:
-    curve = load_or_measure_verify_cost(target, 4, tmp_path)
+def test_measure_verify_cost_times_every_k(target: LlamaForCausalLM) -> None:
+    # The tiny model's forwards take microseconds, too few for a plausibility verdict to be stable.
+    curve = measure_verify_cost(target, 4, repeats=2)
     assert curve.max_draft == 4
-    assert all(later >= earlier for earlier, later in zip(curve.seconds, curve.seconds[1:], strict=False))
+    smoothed = monotone(curve).seconds
+    assert all(later >= earlier for earlier, later in itertools.pairwise(smoothed))
+    assert smoothed[0] == curve.seconds[0]
+
+
+def test_cost_curve_is_measured_once_and_cached(
+    target: LlamaForCausalLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(REMEASURE_ENV, raising=False)
+    handed = scripted_measurements(monkeypatch, [GOOD, GOOD])
+    assert load_or_measure_verify_cost(target, 4, tmp_path) == GOOD
     assert (tmp_path / "verify-cost.json").is_file()
-    assert load_or_measure_verify_cost(target, 4, tmp_path) == curve
+    assert load_or_measure_verify_cost(target, 4, tmp_path) == GOOD
+    assert len(handed) == 1
+
+
+def scripted_measurements(
+    monkeypatch: pytest.MonkeyPatch, curves: list[VerifyCostCurve]
+) -> list[VerifyCostCurve]:
+    """Replaces the timing with `curves`, handed out in order; returns the list of those handed out."""
+    handed: list[VerifyCostCurve] = []
+
+    def measure(model: object, max_draft: int, **_: object) -> VerifyCostCurve:
+        handed.append(curves[len(handed)])
+        return handed[-1]
+
+    monkeypatch.setattr(draft_length, "measure_verify_cost", measure)
+    return handed
+
+
+GOOD = VerifyCostCurve((10.0, 17.0, 18.0, 19.0, 20.0))
+
+
+@pytest.mark.parametrize(
+    ("seconds", "plausible"),
+    [
+        ((10.0, 17.0, 18.0, 19.0, 20.0), True),
+        ((10.0, 9.8, 10.5, 11.0, 11.0), True),  # within noise of flat
+        ((10.0, 9.0, 10.0, 11.0, 12.0), False),  # one draft cheaper than a plain step
+        ((10.0, 68.0, 70.0, 71.0, 72.0), False),  # 6.8x: speculation could never pay
+        ((10.0, 17.0, 18.0, 12.0, 20.0), False),  # drops far below a smaller k
+    ],
+    ids=["cpu_like", "flat_within_noise", "first_below_one", "first_absurdly_high", "not_monotone"],
+)
+def test_curve_problem(seconds: tuple[float, ...], plausible: bool) -> None:
+    assert (curve_problem(VerifyCostCurve(seconds)) is None) is plausible
+
+
+def test_implausible_measurement_is_remeasured_and_conditions_recorded(
+    target: LlamaForCausalLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(REMEASURE_ENV, raising=False)
+    flat = VerifyCostCurve((10.0, 9.0, 9.0, 9.0, 9.0))
+    handed = scripted_measurements(monkeypatch, [flat, GOOD])
+    assert load_or_measure_verify_cost(target, 4, tmp_path) == GOOD
+    assert handed == [flat, GOOD]
+    document = json.loads((tmp_path / "verify-cost.json").read_text())
+    assert document["format"] == COST_CACHE_FORMAT
+    (entry,) = document["curves"].values()
+    assert entry["seconds"] == list(GOOD.seconds)
+    conditions = entry["conditions"]
+    assert conditions["threads"] == torch.get_num_threads()
+    assert conditions["torch_version"] == str(torch.__version__)
+    assert conditions["context_length"] == 256
+    assert conditions["method"] == "min-wall-interleaved"
+    assert set(conditions) == {
+        "threads",
+        "torch_version",
+        "context_length",
+        "repeats",
+        "method",
+        "measured_at",
+    }
+
+
+def test_never_plausible_measurement_is_used_but_not_cached(
+    target: LlamaForCausalLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(REMEASURE_ENV, raising=False)
+    absurd = VerifyCostCurve((10.0, 68.0, 60.0, 70.0, 70.0))
+    handed = scripted_measurements(monkeypatch, [absurd] * 3)
+    assert load_or_measure_verify_cost(target, 4, tmp_path).seconds == (10.0, 68.0, 68.0, 70.0, 70.0)
+    assert len(handed) == 3
+    assert not (tmp_path / "verify-cost.json").exists()
+
+
+def test_old_format_and_implausible_caches_are_ignored(
+    target: LlamaForCausalLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(REMEASURE_ENV, raising=False)
+    key = cost_curve_key(target, 4)
+    path = tmp_path / "verify-cost.json"
+    path.write_text(json.dumps({key: {"seconds": [10.0, 17.0, 18.0, 19.0, 20.0]}}))
+    scripted_measurements(monkeypatch, [GOOD, GOOD])
+    assert load_or_measure_verify_cost(target, 4, tmp_path) == GOOD
+    stored = {"format": COST_CACHE_FORMAT, "curves": {key: {"seconds": [10.0, 68.0, 69.0, 70.0, 71.0]}}}
+    path.write_text(json.dumps(stored))
+    handed = scripted_measurements(monkeypatch, [GOOD])
+    assert load_or_measure_verify_cost(target, 4, tmp_path) == GOOD
+    assert handed == [GOOD]
+
+
+@pytest.mark.parametrize("by_env", [False, True], ids=["parameter", "environment"])
+def test_remeasure_ignores_a_good_cache(
+    target: LlamaForCausalLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, by_env: bool
+) -> None:
+    monkeypatch.delenv(REMEASURE_ENV, raising=False)
+    other = VerifyCostCurve((10.0, 15.0, 16.0, 17.0, 18.0))
+    scripted_measurements(monkeypatch, [GOOD, other, other])
+    assert load_or_measure_verify_cost(target, 4, tmp_path) == GOOD
+    assert load_or_measure_verify_cost(target, 4, tmp_path) == GOOD  # cached: no second measurement
+    if by_env:
+        monkeypatch.setenv(REMEASURE_ENV, "1")
+    assert load_or_measure_verify_cost(target, 4, tmp_path, remeasure=not by_env) == other
+    monkeypatch.delenv(REMEASURE_ENV, raising=False)
+    assert load_or_measure_verify_cost(target, 4, tmp_path) == other
