@@ -11,6 +11,8 @@ from enum import StrEnum
 
 from transformers import PreTrainedTokenizerBase
 
+_STOP_WINDOW_MARGIN = 4
+
 
 class FinishReason(StrEnum):
     EOS = "eos"
@@ -34,6 +36,14 @@ class Transcript:
         self.max_new_tokens = max_new_tokens
         self.eos_token_ids = frozenset(eos_token_ids)
         self.stop_strings = tuple(stop for stop in stop_strings if stop)
+        # Every token that decodes to text adds at least one UTF-8 byte, so a stop string completed
+        # by the last token lies within its byte length of trailing tokens; the margin covers a
+        # token split inside a character and tokenizers that drop a leading space of a fragment.
+        self.stop_window = (
+            max(len(stop.encode()) for stop in self.stop_strings) + _STOP_WINDOW_MARGIN
+            if self.stop_strings
+            else 0
+        )
         self.tokens: list[int] = []
         self.finish_reason: FinishReason | None = None
         self._stop_index: int | None = None
@@ -67,6 +77,12 @@ class Transcript:
         return kept
 
     def _check_stop_strings(self) -> None:
+        # Only the tail can hold a stop string the last token completed (earlier ones were found
+        # earlier), so decoding it keeps the check O(1) per token instead of O(length).
+        tail = str(self.tokenizer.decode(self.tokens[-self.stop_window :], skip_special_tokens=True))
+        if not any(stop in tail for stop in self.stop_strings):
+            return
+        # The index is into the whole text, which a fragment's decoding need not reproduce exactly.
         text = self.decode()
         found = [index for index in (text.find(stop) for stop in self.stop_strings) if index >= 0]
         if found:

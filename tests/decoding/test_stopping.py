@@ -150,3 +150,43 @@ def test_stats_are_consistent_and_serialisable(
     assert stats["peak_rss_bytes"] > 0
     assert torch.tensor(stats["acceptance_by_position"]).le(1.0).all()
     assert json.loads(json.dumps(stats)) == stats
+
+
+class CountingTokenizer:
+    """Decodes like `inner` and records how many tokens each decode call was given."""
+
+    def __init__(self, inner: PreTrainedTokenizerFast) -> None:
+        self.inner = inner
+        self.lengths: list[int] = []
+
+    def decode(self, token_ids: list[int], skip_special_tokens: bool = False) -> str:
+        self.lengths.append(len(token_ids))
+        return str(self.inner.decode(token_ids, skip_special_tokens=skip_special_tokens))
+
+
+@pytest.mark.parametrize(
+    ("blocks", "stop", "kept", "text"),
+    [
+        # The stop string "kcd" spans three tokens, committed in two blocks, far into the transcript.
+        ([list("ab" * 150 + "k"), list("cdmn")], "kcd", 303, "ab" * 150),
+        ([list("ab" * 150 + "kc"), list("dmn")], "kcd", 303, "ab" * 150),
+        ([list("ab" * 150 + "kcd")], "kcd", 303, "ab" * 150),
+        ([list("ab" * 150 + "kcmn")], "kcd", 304, "ab" * 150 + "kcmn"),
+    ],
+    ids=["split_one_two", "split_two_one", "one_block", "no_stop"],
+)
+def test_stop_strings_decode_a_bounded_tail(
+    tokenizer: PreTrainedTokenizerFast, blocks: list[list[str]], stop: str, kept: int, text: str
+) -> None:
+    counting = CountingTokenizer(tokenizer)
+    transcript = Transcript(counting, max_new_tokens=1000, stop_strings=[stop, "zz"])  # type: ignore[arg-type]
+    vocab = tokenizer.get_vocab()
+    for block in blocks:
+        transcript.commit([vocab[token] for token in block])
+    assert len(transcript.tokens) == kept
+    assert transcript.text == text
+    assert (transcript.finish_reason == FinishReason.STOP_STRING) is (kept == 303)
+    # Every check decoded at most the window; only a found stop string decodes the whole text.
+    window_decodes = [length for length in counting.lengths if length <= transcript.stop_window]
+    assert transcript.stop_window == 3 + 4
+    assert len(counting.lengths) - len(window_decodes) == (1 if kept == 303 else 0) + 1
