@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
+import numpy as np
 import pytest
 
 from akm.store import EvidenceStore, NewChunk
@@ -35,6 +36,7 @@ def _add_version(store: EvidenceStore, source_id: str, texts: list[str], *, sha:
                     locator_value=f"{ordinal + 1}-{ordinal + 1}",
                     text=text,
                     excerpt_sha256=hashlib.sha256(text.encode()).hexdigest(),
+                    embedding=np.eye(384, dtype=np.float32)[ordinal],
                 )
                 for ordinal, text in enumerate(texts)
             ],
@@ -107,3 +109,11 @@ def test_lexical_search_skips_retired_chunks_that_outrank_current_ones(store: Ev
     assert sorted(chunk.source_id for chunk, _ in hits) == ["delta", "gamma"]
     assert all(chunk.is_current for chunk, _ in hits)
     assert [score for _, score in hits] == sorted((score for _, score in hits), reverse=True)
+
+
+def test_vector_search_leaves_blas_threads_as_they_were(store: EvidenceStore) -> None:
+    threadpoolctl = pytest.importorskip("threadpoolctl", reason="threadpoolctl is not installed")
+    before = [pool["num_threads"] for pool in threadpoolctl.threadpool_info()]
+    hits = store.vector_search(np.eye(384, dtype=np.float32)[1], 2)
+    assert [chunk.text for chunk, _ in hits] == ["The CD4 count fell.", "Nothing here."]
+    assert [pool["num_threads"] for pool in threadpoolctl.threadpool_info()] == before
