@@ -157,8 +157,17 @@ def decode_summary(decode: dict[str, Any]) -> str:
     )
 
 
+def _no_answer(decode: dict[str, Any]) -> str:
+    if decode.get("finish_reason") in ("length", "context_window"):
+        return (
+            "(no answer: the model reached the token limit before finishing a sentence; "
+            "an unfinished sentence is never checked or shown)"
+        )
+    return "(no answer)"
+
+
 def render(result: AnswerResult) -> list[str]:
-    lines = ["Answer:", f"  {result.answer or '(no answer)'}", "", "Claims:"]
+    lines = ["Answer:", f"  {result.answer or _no_answer(result.decode)}", "", "Claims:"]
     if not result.claims:
         lines.append("  (none)")
     for claim in result.claims:
