@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from decoding.draft_length import AcceptanceTracker, expected_tokens
 from decoding.kv_cache import CachedModel
 from decoding.suffix_automaton import SuffixAutomaton, SuffixMatch
 from decoding.verify import SamplingParams, sampling_probs
@@ -247,15 +248,29 @@ class EvidenceDrafter:
         return DraftProposal(tokens=tokens, source=self.name, match_length=length)
 
 
+def expected_accepted(tracker: AcceptanceTracker, proposal: DraftProposal) -> float:
+    """Tokens of `proposal` expected to be accepted, from the tracker's per-source, per-match-length rates."""
+    if not proposal.tokens:
+        return 0.0
+    rates = tracker.estimates(proposal.source, proposal.match_length, len(proposal.tokens))
+    return expected_tokens(rates)[-1] - 1.0
+
+
 class CompositeDrafter:
-    """Asks every drafter and keeps the proposal backed by the longest context match, then the longest."""
+    """Asks every drafter and keeps the proposal with the most tokens expected to be accepted.
+
+    The expectation comes from `tracker`: the decoder hands over its own, so a drafter whose long
+    matches keep failing (evidence matched on a common word) loses to one that copies well,
+    whatever their match lengths. Ties go to the drafter listed first.
+    """
 
     name = "composite"
 
-    def __init__(self, drafters: Sequence[Drafter]) -> None:
+    def __init__(self, drafters: Sequence[Drafter], tracker: AcceptanceTracker | None = None) -> None:
         if not drafters:
             raise ValueError("a composite drafter needs at least one drafter")
         self.drafters = list(drafters)
+        self.tracker = tracker if tracker is not None else AcceptanceTracker()
 
     def reset(self) -> None:
         for drafter in self.drafters:
@@ -273,9 +288,10 @@ class CompositeDrafter:
         generator: torch.Generator | None = None,
     ) -> DraftProposal:
         context = as_token_list(context_ids)
-        best = EMPTY_PROPOSAL
+        best, best_expected = EMPTY_PROPOSAL, 0.0
         for drafter in self.drafters:
             proposal = drafter.propose(context, k, sampling, generator)
-            if (proposal.match_length, len(proposal.tokens)) > (best.match_length, len(best.tokens)):
-                best = proposal
+            expected = expected_accepted(self.tracker, proposal)
+            if expected > best_expected:
+                best, best_expected = proposal, expected
         return best

@@ -23,7 +23,7 @@ from decoding.draft_length import (
     best_draft_length,
     load_or_measure_verify_cost,
 )
-from decoding.drafters import Drafter, DraftProposal, NoDrafter, as_token_list
+from decoding.drafters import CompositeDrafter, Drafter, DraftProposal, ModelDrafter, NoDrafter, as_token_list
 from decoding.kv_cache import CachedModel
 from decoding.models import context_window
 from decoding.stats import DecodeStats, peak_rss_bytes
@@ -36,6 +36,8 @@ from decoding.verify import (
     choose_token,
     sampling_probs,
 )
+
+_DRAFT_TIME_SMOOTHING = 0.2
 
 
 class PromptError(ValueError):
@@ -130,6 +132,9 @@ class SpeculativeDecoder:
         # Acceptance statistics outlive one request: they describe this target and kind of drafter.
         self.tracker = tracker if tracker is not None else AcceptanceTracker()
         self._cost = self.config.cost_curve
+        # Seconds a drafter spends per proposed token, by source; a model drafter's forwards are a
+        # real cost that the choice of k must weigh, a lookup's microseconds are not.
+        self.draft_seconds_per_token: dict[str, float] = {}
         self.eos_token_ids = (
             self.config.eos_token_ids if self.config.eos_token_ids is not None else _eos_ids(tokenizer, model)
         )
@@ -196,6 +201,9 @@ class SpeculativeDecoder:
         # Without a seed, draw one from the OS: reseeding torch's global generator would affect the caller.
         generator = torch.Generator().manual_seed(seed if seed is not None else int.from_bytes(os.urandom(7)))
         drafter = drafter if drafter is not None else self.drafter
+        if isinstance(drafter, CompositeDrafter):
+            # Choosing among proposals by what this decoder has seen accepted, not by match length alone.
+            drafter.tracker = self.tracker
         if self.config.draft_length is None and not isinstance(drafter, NoDrafter):
             _ = self.cost_curve  # measured before the clock starts, once per decoder
         run = _Run(
@@ -262,12 +270,31 @@ class SpeculativeDecoder:
         limit = min(budget, fixed if fixed is not None else self.config.max_draft)
         if limit <= 0:
             return DraftProposal(tokens=[])
+        if fixed is None and isinstance(drafter, ModelDrafter):
+            # A model drafter pays per token before anything is verified: ask only for what pays.
+            acceptance = self.tracker.estimates(drafter.name, 0, limit)
+            per_token = self.draft_seconds_per_token.get(drafter.name, 0.0)
+            limit = best_draft_length(acceptance, self.cost_curve, per_token)
+            if limit <= 0:
+                return DraftProposal(tokens=[])
+        started = time.perf_counter()
         proposal = drafter.propose(context, limit, sampling, generator)
+        if proposal.tokens:
+            self._record_draft_time(proposal.source, time.perf_counter() - started, len(proposal.tokens))
         proposal = proposal.truncated(limit)
         if fixed is None and proposal.tokens:
             acceptance = self.tracker.estimates(proposal.source, proposal.match_length, len(proposal.tokens))
+            # The drafting time is spent by now: only the verify cost decides how much to keep.
             proposal = proposal.truncated(best_draft_length(acceptance, self.cost_curve))
         return proposal
+
+    def _record_draft_time(self, source: str, seconds: float, tokens: int) -> None:
+        per_token = seconds / tokens
+        previous = self.draft_seconds_per_token.get(source)
+        # A moving average: one slow call (a page fault, a busy moment) should not switch drafting off.
+        self.draft_seconds_per_token[source] = (
+            per_token if previous is None else previous + _DRAFT_TIME_SMOOTHING * (per_token - previous)
+        )
 
     def _step(
         self,

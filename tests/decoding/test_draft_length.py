@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 import torch
-from transformers import LlamaForCausalLM
+from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
 from decoding import draft_length
 from decoding.draft_length import (
@@ -24,6 +26,9 @@ from decoding.draft_length import (
     measure_verify_cost,
     monotone,
 )
+from decoding.drafters import GREEDY, DraftProposal, ModelDrafter
+from decoding.speculative import DecodeConfig, SpeculativeDecoder
+from decoding.verify import SamplingParams
 
 # The CPU curve from the measured SmolLM2 numbers: k=1 costs 1.7x a plain step, k=8 about 2x.
 CPU = VerifyCostCurve((72.0, 124.0, 128.0, 131.0, 136.0, 140.0, 143.0, 146.0, 148.0))
@@ -213,3 +218,35 @@ def test_remeasure_ignores_a_good_cache(
     assert load_or_measure_verify_cost(target, 4, tmp_path, remeasure=not by_env) == other
     monkeypatch.delenv(REMEASURE_ENV, raising=False)
     assert load_or_measure_verify_cost(target, 4, tmp_path) == other
+
+
+class SlowModelDrafter(ModelDrafter):
+    """A model drafter that takes 20 ms per proposed token, as a large draft model on a CPU would."""
+
+    def __init__(self, model: LlamaForCausalLM, vocab_size: int) -> None:
+        super().__init__(model, target_vocab_size=vocab_size)
+        self.requested: list[int] = []
+
+    def propose(
+        self,
+        context_ids: Sequence[int] | torch.Tensor,
+        k: int,
+        sampling: SamplingParams = GREEDY,
+        generator: torch.Generator | None = None,
+    ) -> DraftProposal:
+        self.requested.append(k)
+        time.sleep(0.02 * k)
+        return super().propose(context_ids, k, sampling, generator)
+
+
+def test_model_draft_time_is_weighed_against_verify_cost(
+    target: LlamaForCausalLM, draft_model: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
+) -> None:
+    drafter = SlowModelDrafter(draft_model, int(target.config.vocab_size))
+    # Verifying is nearly free (1 ms at any k), so only the drafter's own time can argue against drafting.
+    config = DecodeConfig(max_draft=4, cost_curve=VerifyCostCurve(tuple(0.001 for _ in range(5))))
+    decoder = SpeculativeDecoder(target, tokenizer, drafter, config)
+    result = decoder.generate([0, 2, 3, 4, 2, 3, 4], 12)
+    assert drafter.requested == [4]
+    assert result.stats.draft_steps == 1
+    assert decoder.draft_seconds_per_token["model"] >= 0.02

@@ -8,8 +8,11 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
+from decoding.draft_length import AcceptanceTracker, VerifyCostCurve
 from decoding.drafters import CompositeDrafter, EvidenceDrafter, PromptLookupDrafter
+from decoding.speculative import DecodeConfig, SpeculativeDecoder
 from decoding.suffix_automaton import SuffixAutomaton
 
 tokens = st.lists(st.integers(min_value=0, max_value=3), max_size=30)
@@ -96,7 +99,7 @@ def test_prompt_lookup_prefers_the_most_recent_occurrence() -> None:
     assert PromptLookupDrafter(min_ngram=1, max_ngram=1).propose([1, 5, 1, 6, 1], 1).tokens == [6]
 
 
-def test_composite_takes_the_longest_match() -> None:
+def test_composite_trusts_longer_matches_before_any_evidence() -> None:
     evidence = EvidenceDrafter([[7, 8, 9, 10, 11]])
     lookup = PromptLookupDrafter(min_ngram=1, max_ngram=4)
     composite = CompositeDrafter([lookup, evidence])
@@ -105,3 +108,29 @@ def test_composite_takes_the_longest_match() -> None:
     assert (proposal.tokens, proposal.source, proposal.match_length) == ([10, 11], "evidence", 3)
     # Nothing in the evidence: the lookup proposal wins.
     assert composite.propose([5, 6, 5], 2).tokens == [6, 5]
+
+
+def test_composite_prefers_the_drafter_that_gets_accepted() -> None:
+    evidence = EvidenceDrafter([[7, 8, 9, 10, 11]])
+    lookup = PromptLookupDrafter(min_ngram=1, max_ngram=4)
+    tracker = AcceptanceTracker()
+    composite = CompositeDrafter([lookup, evidence], tracker)
+    context = [9, 3, 7, 8, 9]
+    assert composite.propose(context, 2).source == "evidence"
+    # The evidence's 3-token matches keep being rejected at once; the lookup's 1-token ones accepted.
+    for _ in range(6):
+        tracker.record("evidence", 3, proposed=2, accepted=0)
+        tracker.record("prompt_lookup", 1, proposed=2, accepted=2)
+    proposal = composite.propose(context, 2)
+    assert (proposal.tokens, proposal.source, proposal.match_length) == ([3, 7], "prompt_lookup", 1)
+
+
+def test_decoder_hands_its_tracker_to_a_composite(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
+) -> None:
+    composite = CompositeDrafter([PromptLookupDrafter()])
+    decoder = SpeculativeDecoder(
+        target, tokenizer, composite, DecodeConfig(cost_curve=VerifyCostCurve.flat(16))
+    )
+    decoder.generate([0, 2, 3, 4, 2, 3, 4], 4)
+    assert composite.tracker is decoder.tracker
