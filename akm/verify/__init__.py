@@ -3,7 +3,6 @@
 Pure text logic: nothing here touches the store or the decoder.
 """
 
-from akm.verify.assessment import ClaimAssessment, ClaimStatus, RowJudgement, assess_claim, support_note
 from akm.verify.combined import StrictestOf
 from akm.verify.judgement import SUPPORT_LABELS, ClaimVerifier, SupportJudgement, SupportLabel
 from akm.verify.lexical import LexicalClaimVerifier
@@ -11,18 +10,13 @@ from akm.verify.nli import NLIModelError, NLIModelLoadError, NLIModelNotConfigur
 
 __all__ = [
     "SUPPORT_LABELS",
-    "ClaimAssessment",
-    "ClaimStatus",
     "ClaimVerifier",
     "LexicalClaimVerifier",
     "NLIModelError",
     "NLIModelLoadError",
     "NLIModelNotConfigured",
     "NLIVerifier",
-    "RowJudgement",
     "StrictestOf",
     "SupportJudgement",
     "SupportLabel",
-    "assess_claim",
-    "support_note",
 ]
