@@ -68,6 +68,8 @@ class ScopePolicy(_Section):
     allowed_classifications: tuple[Classification, ...] = Field(alias="allowedClassifications")
     denied_classifications: tuple[Classification, ...] = Field(alias="deniedClassifications")
     allowed_content_types: tuple[str, ...] = Field(default=("text/markdown",), alias="allowedContentTypes")
+    # Sources an ingest keeps current per target (the manifest's roots together, or one JSONL corpus).
+    max_corpus_documents: int | None = Field(default=None, alias="maxCorpusDocuments", ge=1)
     require_relative_paths: bool = Field(default=True, alias="requireRelativePaths")
     reject_parent_traversal: bool = Field(default=True, alias="rejectParentTraversal")
     reject_symlinks: bool = Field(default=True, alias="rejectSymlinks")

@@ -2,8 +2,11 @@
 
 Without paths, every root of the project manifest is walked; paths (relative to the project
 root) limit the walk. ``--corpus`` ingests a BEIR-style JSONL(.gz) corpus as its own public
-source root instead. Progress goes to stderr; the summary (counts only, no denied names) to
-stdout, or the JSON report with ``--json``.
+source root instead. At most the manifest's ``scope.maxCorpusDocuments`` sources are kept
+current per target (the manifest's roots together, or the corpus); the rest are counted only.
+Progress goes to stderr (a redrawn bar on a terminal, a plain line every few seconds
+otherwise); the summary (counts only, no denied names) to stdout, or the JSON report with
+``--json``.
 
 Exit status: 0 done, 2 unusable manifest, corpus, model or database.
 """
@@ -12,15 +15,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
 from sqlalchemy.exc import SQLAlchemyError
 
 from akm.embedding import Embedder, EmbeddingModelError, load_embedder
-from akm.ingest import IngestError, IngestProgress, IngestReport, ingest, ingest_corpus
+from akm.ingest import CAP_FIELD, IngestError, IngestProgress, IngestReport, ingest, ingest_corpus
 from akm.manifest import ManifestError, load_manifest
 from akm.reverify import reverify_sources
 from akm.settings import Settings
@@ -28,7 +33,9 @@ from akm.store import open_store
 
 EXIT_OK = 0
 EXIT_USAGE = 2
-PROGRESS_INTERVAL_S = 2.0
+BAR_WIDTH = 20
+LOG_INTERVAL_S = 2.0
+REDRAW_INTERVAL_S = 0.1
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,7 +46,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Walk the project manifest's source roots (or only PATHs, relative to the project root), "
             "cut allowed Markdown and text into located chunks, embed them and store source versions, "
             "chunks and link edges. Unchanged sources are skipped; changed ones get a new version; "
-            "missing ones are marked deleted. Denied paths are never opened and are reported as counts."
+            "missing ones are marked deleted. Denied paths are never opened and are reported as counts. "
+            "At most the manifest's scope.maxCorpusDocuments sources are kept current (the roots "
+            "together, or each corpus by its documents); files over that cap are not opened and are "
+            "reported as a count. Progress goes to stderr: a redrawn bar with rate and ETA on a "
+            "terminal, a plain line every few seconds otherwise."
         ),
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="file or folder inside a manifest root")
@@ -57,31 +68,125 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--batch-size", type=int, metavar="N", help="files (or documents) per transaction")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--quiet", action="store_true", help="no progress output")
+    parser.add_argument("--quiet", action="store_true", help="no progress display on stderr")
     parser.set_defaults(handler=run_ingest)
 
 
-class ProgressPrinter:
-    """A line on stderr at most every couple of seconds: files, writes, chunks, rate."""
+def format_duration(seconds: float) -> str:
+    """``M:SS``, or ``H:MM:SS`` from an hour on."""
+    whole = max(round(seconds), 0)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
-    def __init__(self, stream: TextIO | None = None, interval_s: float = PROGRESS_INTERVAL_S) -> None:
+
+def progress_fields(progress: IngestProgress) -> tuple[float | None, str, str, str, str]:
+    """Fraction done (``None`` without a total), then the scanned, rate, time and count texts."""
+    unit = progress.unit
+    rate = progress.files_done / progress.elapsed_s if progress.elapsed_s > 0 else 0.0
+    fraction: float | None = None
+    if progress.total is not None:
+        fraction = min(progress.files_done / progress.total, 1.0) if progress.total else 1.0
+        scanned = f"{progress.files_done}/{progress.total} {unit} scanned"
+    else:
+        scanned = f"{progress.files_done} {unit} scanned"
+    if progress.phase == "done":
+        timing = f"done in {format_duration(progress.elapsed_s)}"
+    elif progress.total is not None and rate > 0:
+        timing = f"ETA {format_duration(max(progress.total - progress.files_done, 0) / rate)}"
+    elif progress.total is not None:
+        timing = "ETA --:--"
+    else:
+        timing = f"{format_duration(progress.elapsed_s)} elapsed"
+    counts = (
+        f"{progress.files_written} written, {progress.chunks_written} chunks, {progress.embedded} embedded"
+    )
+    return fraction, scanned, f"{rate:.1f} {unit}/s", timing, counts
+
+
+def progress_bar(fraction: float, width: int = BAR_WIDTH) -> str:
+    # Rounded down, so the bar is full only when everything is done.
+    filled = min(int(fraction * width), width)
+    return "[" + "#" * filled + "-" * (width - filled) + "]"
+
+
+def terminal_line(progress: IngestProgress, width: int = BAR_WIDTH) -> str:
+    """The redrawn line: bar and percentage when the total is known, then scanned, rate, ETA
+    and counts, in that order, so a narrow terminal cuts the counts first."""
+    fraction, scanned, rate, timing, counts = progress_fields(progress)
+    head = f"{progress_bar(fraction, width)} {int(fraction * 100):3d}% " if fraction is not None else ""
+    return f"{head}{scanned} | {rate} | {timing} | {counts}"
+
+
+def log_line(progress: IngestProgress) -> str:
+    """A line that reads well in a log file."""
+    fraction, scanned, rate, timing, counts = progress_fields(progress)
+    percent = f" ({int(fraction * 100)}%)" if fraction is not None else ""
+    return f"ingest: {scanned}{percent}, {counts}, {rate}, {timing}"
+
+
+class ProgressDisplay:
+    """Ingest progress on stderr.
+
+    On a terminal, one line redrawn in place (carriage return) at most every
+    ``REDRAW_INTERVAL_S``; elsewhere, a plain line at most every ``LOG_INTERVAL_S`` so logs
+    stay readable. The final snapshot is always shown, and ends the terminal line.
+    """
+
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        *,
+        interactive: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        columns: int | None = None,
+        bar_width: int = BAR_WIDTH,
+    ) -> None:
         self.stream = stream
-        self.interval_s = interval_s
-        self._last = 0.0
+        self.interactive = interactive
+        self.clock = clock
+        self.columns = columns
+        self.bar_width = bar_width
+        self._last: float | None = None
+        self._drawn = 0  # length of the terminal line on screen; 0 when no line is open
+
+    def _target(self) -> TextIO:
+        # sys.stderr is looked up at each call: it may have been replaced since construction.
+        return self.stream or sys.stderr
+
+    def _is_terminal(self, stream: TextIO) -> bool:
+        if self.interactive is not None:
+            return self.interactive
+        isatty = getattr(stream, "isatty", None)
+        return bool(isatty()) if callable(isatty) else False
 
     def __call__(self, progress: IngestProgress) -> None:
-        now = time.monotonic()
-        if progress.phase != "done" and now - self._last < self.interval_s:
+        stream = self._target()
+        terminal = self._is_terminal(stream)
+        now = self.clock()
+        interval = REDRAW_INTERVAL_S if terminal else LOG_INTERVAL_S
+        done = progress.phase == "done"
+        if not done and self._last is not None and now - self._last < interval:
             return
         self._last = now
-        rate = progress.files_done / progress.elapsed_s if progress.elapsed_s > 0 else 0.0
-        print(
-            f"ingest: {progress.files_done} scanned, {progress.files_written} written, "
-            f"{progress.chunks_written} chunks, {rate:.1f}/s, {progress.elapsed_s:.0f} s",
-            # sys.stderr is looked up at each call: it may have been replaced since construction.
-            file=self.stream or sys.stderr,
-            flush=True,
-        )
+        if not terminal:
+            stream.write(log_line(progress) + "\n")
+            stream.flush()
+            return
+        columns = self.columns or shutil.get_terminal_size().columns
+        # One column short of the width: a line that fills it would wrap and break the redraw.
+        line = terminal_line(progress, self.bar_width)[: max(columns - 1, 1)]
+        stream.write("\r" + line.ljust(self._drawn) + ("\n" if done else ""))
+        stream.flush()
+        self._drawn = 0 if done else len(line)
+
+    def close(self) -> None:
+        """End an open terminal line, so what is printed next starts on its own line."""
+        if self._drawn:
+            stream = self._target()
+            stream.write("\n")
+            stream.flush()
+            self._drawn = 0
 
 
 def _embedder(name: str) -> Embedder | None:
@@ -96,38 +201,59 @@ def _print_report(report: IngestReport, as_json: bool) -> None:
         print(line)
 
 
+def _cap_notice(report: IngestReport, unit: str, manifest_path: Path) -> str:
+    return (
+        f"akm ingest: corpus cap reached, {unit} left out: {report.over_cap} (count only); "
+        f"the manifest keeps at most {report.corpus_cap} sources current per ingest target. "
+        f"Raise {CAP_FIELD} in {manifest_path} to ingest them."
+    )
+
+
 def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
-    progress = None if args.quiet else ProgressPrinter()
+    display = None if args.quiet else ProgressDisplay()
     try:
         embedder = _embedder(args.embedder or settings.embedding_model)
         store = open_store(settings.resolved_database_url)
     except (EmbeddingModelError, SQLAlchemyError, OSError) as error:
         print(f"akm ingest: {error}", file=sys.stderr)
         return EXIT_USAGE
+    unit = "files"
     try:
+        if args.corpus is not None and args.paths:
+            print("akm ingest: give either PATHs or --corpus, not both", file=sys.stderr)
+            return EXIT_USAGE
+        manifest = load_manifest(settings.manifest_path)
+        kwargs = {"batch_size": args.batch_size} if args.batch_size else {}
         if args.corpus is not None:
-            if args.paths:
-                print("akm ingest: give either PATHs or --corpus, not both", file=sys.stderr)
-                return EXIT_USAGE
-            kwargs = {"batch_size": args.batch_size} if args.batch_size else {}
+            unit = "documents"
             report = ingest_corpus(
-                store, args.corpus, alias=args.corpus_name, embedder=embedder, progress=progress, **kwargs
+                store,
+                args.corpus,
+                alias=args.corpus_name,
+                embedder=embedder,
+                progress=display,
+                max_documents=manifest.scope.max_corpus_documents,
+                **kwargs,
             )
         else:
-            manifest = load_manifest(settings.manifest_path)
-            kwargs = {"batch_size": args.batch_size} if args.batch_size else {}
             report = ingest(
-                store, manifest, args.paths or None, embedder=embedder, progress=progress, **kwargs
+                store, manifest, args.paths or None, embedder=embedder, progress=display, **kwargs
             )
-            # Changed or deleted sources invalidate what was verified against them.
+            # Changed, deleted or retired sources invalidate what was verified against them.
             for line in reverify_sources(
                 store, manifest, report.changed_source_ids + report.deleted_source_ids
             ):
                 print(line, file=sys.stderr)
     except (ManifestError, IngestError, EmbeddingModelError) as error:
+        if display is not None:
+            display.close()
         print(f"akm ingest: {error}", file=sys.stderr)
         return EXIT_USAGE
     finally:
+        if display is not None:
+            display.close()
         store.close()
     _print_report(report, args.json)
+    if report.over_cap:
+        print(_cap_notice(report, unit, settings.manifest_path), file=sys.stderr)
     return EXIT_OK

@@ -6,6 +6,11 @@ disappeared is marked deleted. Files are written in batches, one transaction eac
 store's write lock, and each batch re-checks the stored state inside the lock, so two ingests
 running at once neither duplicate nor lose anything. Embeddings are computed before the lock
 is taken and reused for any chunk text already embedded (keyed by the excerpt sha256).
+
+The manifest's ``scope.maxCorpusDocuments`` caps how many sources one ingest target keeps
+current: the manifest's roots together, or one JSONL corpus (each of its documents counts).
+Sources already current keep their place ahead of new ones, and new ones are admitted in walk
+(or file) order while places remain; the rest are counted, never opened and never named.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ DEFAULT_BATCH_DOCUMENTS = 256
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
 TEXT_SUFFIXES = {".txt"}
 UNREADABLE = "unreadable"
+CAP_FIELD = "scope.maxCorpusDocuments"
 
 
 class IngestError(RuntimeError):
@@ -44,11 +50,16 @@ class IngestError(RuntimeError):
 
 @dataclass
 class IngestProgress:
+    """A snapshot for progress displays; ``total`` is the number of items the run will go through."""
+
     phase: str
     files_done: int
     files_written: int
     chunks_written: int
     elapsed_s: float
+    total: int | None = None
+    embedded: int = 0
+    unit: str = "files"
 
 
 ProgressCallback = Callable[[IngestProgress], None]
@@ -68,9 +79,13 @@ class IngestReport:
     embeddings_computed: int = 0
     embeddings_reused: int = 0
     denied: dict[str, int] = field(default_factory=dict)
+    # Sources left out, or retired, because the target already holds ``corpus_cap`` current ones.
+    over_cap: int = 0
+    corpus_cap: int | None = None
     seconds: float = 0.0
     new_source_ids: list[str] = field(default_factory=list)
     changed_source_ids: list[str] = field(default_factory=list)
+    # Missing sources, and sources retired because a lowered cap no longer has room for them.
     deleted_source_ids: list[str] = field(default_factory=list)
 
     @property
@@ -84,14 +99,19 @@ class IngestReport:
     def summary_lines(self) -> list[str]:
         denied = ", ".join(f"{reason} {count}" for reason, count in sorted(self.denied.items())) or "none"
         rate = self.files_seen / self.seconds if self.seconds > 0 else 0.0
-        return [
+        lines = [
             f"files seen {self.files_seen}, ingested {self.ingested} (new {self.new}, changed {self.changed}), "
             f"skipped unchanged {self.unchanged}, deleted {self.deleted}, unreadable {self.unreadable}",
             f"chunks written {self.chunks_written}, embeddings computed {self.embeddings_computed}, "
             f"reused {self.embeddings_reused}",
             f"denied {self.denied_total} (count only): {denied}",
-            f"{self.seconds:.1f} s ({rate:.1f} files/s)",
         ]
+        if self.over_cap:
+            lines.append(
+                f"over corpus cap {self.over_cap} (count only): {CAP_FIELD} {self.corpus_cap} reached"
+            )
+        lines.append(f"{self.seconds:.1f} s ({rate:.1f} files/s)")
+        return lines
 
     def to_json(self) -> dict[str, Any]:
         """Counts plus the ids of allowed sources that changed (for re-verification)."""
@@ -107,6 +127,8 @@ class IngestReport:
             "embeddingsComputed": self.embeddings_computed,
             "embeddingsReused": self.embeddings_reused,
             "deniedByReason": dict(sorted(self.denied.items())),
+            "overCorpusCap": self.over_cap,
+            "maxCorpusDocuments": self.corpus_cap,
             "seconds": round(self.seconds, 3),
             "newSourceIds": self.new_source_ids,
             "changedSourceIds": self.changed_source_ids,
@@ -132,6 +154,44 @@ class PreparedSource:
     byte_size: int
     chunks: tuple[TextChunk, ...]
     links: tuple[NewLink, ...] = ()
+
+
+@dataclass
+class CorpusCapPlan:
+    """Which sources of one ingest target may be current under ``scope.maxCorpusDocuments``.
+
+    ``keep``: listed sources already current that keep their place; ``retired``: listed sources
+    already current that no longer fit (the cap was lowered); ``free``: places left for sources
+    not yet current (``None``: no cap). Sources outside the walk keep their places first.
+    """
+
+    keep: frozenset[str]
+    retired: frozenset[str]
+    free: int | None
+
+    @classmethod
+    def for_target(
+        cls, limit: int | None, listed: Sequence[str], current: set[str], outside: int
+    ) -> CorpusCapPlan:
+        """``listed``: the walk's sources in order; ``current``: listed ones now current;
+        ``outside``: current sources of the target that this walk does not cover."""
+        already = [source_id for source_id in listed if source_id in current]
+        if limit is None:
+            return cls(frozenset(already), frozenset(), None)
+        places = max(limit - outside, 0)
+        return cls(frozenset(already[:places]), frozenset(already[places:]), max(places - len(already), 0))
+
+    def admits(self, source_id: str) -> bool:
+        """Whether ``source_id`` may be opened and written; call ``take`` once a new one is written."""
+        if source_id in self.keep:
+            return True
+        if source_id in self.retired:
+            return False
+        return self.free is None or self.free > 0
+
+    def take(self, source_id: str) -> None:
+        if self.free is not None and source_id not in self.keep:
+            self.free -= 1
 
 
 def git_blob_sha(data: bytes) -> str:
@@ -179,12 +239,16 @@ class _BatchWriter:
         report: IngestReport,
         progress: ProgressCallback | None,
         started: float,
+        total: int | None = None,
+        unit: str = "files",
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.report = report
         self.progress = progress
         self.started = started
+        self.total = total
+        self.unit = unit
         self.pending: list[PreparedSource] = []
         self.files_done = 0
 
@@ -202,6 +266,9 @@ class _BatchWriter:
                     files_written=self.report.ingested,
                     chunks_written=self.report.chunks_written,
                     elapsed_s=time.perf_counter() - self.started,
+                    total=self.total,
+                    embedded=self.report.embeddings_computed,
+                    unit=self.unit,
                 )
             )
 
@@ -337,8 +404,16 @@ def _in_scope(path: str, scope: WalkScope) -> bool:
 
 
 def _mark_deletions(
-    store: EvidenceStore, scopes: Sequence[WalkScope], seen: dict[str, set[str]], report: IngestReport
+    store: EvidenceStore,
+    scopes: Sequence[WalkScope],
+    seen: dict[str, set[str]],
+    report: IngestReport,
+    retired: frozenset[str] = frozenset(),
 ) -> None:
+    """Mark current sources inside ``scopes`` that were not seen as deleted.
+
+    Retired sources (over a lowered cap) are marked the same way; the caller counts them as over the cap.
+    """
     for scope in scopes:
         states = store.source_states(scope.root_alias)
         gone = sorted(
@@ -353,7 +428,7 @@ def _mark_deletions(
         with store.transaction() as tx:
             for source_id in gone:
                 tx.mark_source_deleted(source_id)
-        report.deleted += len(gone)
+        report.deleted += sum(1 for source_id in gone if source_id not in retired)
         report.deleted_source_ids.extend(gone)
 
 
@@ -370,6 +445,27 @@ def _resolve_links(store: EvidenceStore, aliases: Sequence[str]) -> None:
             tx.resolve_link_targets(alias, mapping)
 
 
+def _manifest_cap_plan(
+    manifest: Manifest,
+    scopes: Sequence[WalkScope],
+    listed: Sequence[str],
+    states: dict[str, dict[str, SourceState]],
+) -> CorpusCapPlan:
+    listed_ids = set(listed)
+    current: set[str] = set()
+    outside = 0
+    for alias, alias_states in states.items():
+        for source_id, state in alias_states.items():
+            if state.deleted:
+                continue
+            if source_id in listed_ids:
+                current.add(source_id)
+            elif not any(scope.root_alias == alias and _in_scope(state.path, scope) for scope in scopes):
+                outside += 1
+            # Otherwise the walk covered it and did not find it: it is about to be marked deleted.
+    return CorpusCapPlan.for_target(manifest.scope.max_corpus_documents, listed, current, outside)
+
+
 def ingest(
     store: EvidenceStore,
     manifest: Manifest,
@@ -381,20 +477,27 @@ def ingest(
 ) -> IngestReport:
     """Ingest the manifest's roots, or only ``paths`` (relative to the project root)."""
     started = time.perf_counter()
-    report = IngestReport()
-    writer = _BatchWriter(store, embedder, report, progress, started)
+    report = IngestReport(corpus_cap=manifest.scope.max_corpus_documents)
     walker = ManifestWalker(manifest)
-    states: dict[str, dict[str, SourceState]] = {}
+    # The walk decides from names and lstat alone, so listing it before reading is cheap; the
+    # list gives progress its total and the cap the sources that are about to go missing.
+    candidates = list(walker.candidates(paths))
+    listed = [make_source_id(candidate.root_alias, candidate.relative_path) for candidate in candidates]
+    states = {alias: store.source_states(alias) for alias in manifest.root_aliases()}
+    plan = _manifest_cap_plan(manifest, walker.scopes, listed, states)
+    writer = _BatchWriter(store, embedder, report, progress, started, total=len(candidates))
     seen: dict[str, set[str]] = {}
     git_roots: dict[str, bool] = {}
-    for candidate in walker.candidates(paths):
+    for candidate, source_id in zip(candidates, listed, strict=True):
         alias = candidate.root_alias
-        if alias not in states:
-            states[alias] = store.source_states(alias)
-            git_roots[alias] = inside_git_work_tree(candidate.absolute_path.parent)
         writer.files_done += 1
+        writer.tick()
+        if not plan.admits(source_id):
+            report.over_cap += 1
+            continue
+        if alias not in git_roots:
+            git_roots[alias] = inside_git_work_tree(candidate.absolute_path.parent)
         report.files_seen += 1
-        source_id = make_source_id(alias, candidate.relative_path)
         try:
             raw = candidate.absolute_path.read_bytes()
             text = raw.decode("utf-8")
@@ -413,11 +516,10 @@ def ingest(
             report.unchanged += 1
             continue
         writer.add(_prepare_file(candidate, raw, text, manifest, git_roots[alias]), batch_size)
-        if writer.files_done % 50 == 0:
-            writer.tick()
+        plan.take(source_id)
     writer.flush()
-    _mark_deletions(store, walker.scopes, seen, report)
-    if report.ingested or report.deleted:
+    _mark_deletions(store, walker.scopes, seen, report, plan.retired)
+    if report.ingested or report.deleted or plan.retired:
         _resolve_links(store, sorted({scope.root_alias for scope in walker.scopes}))
     report.denied = dict(walker.denied)
     report.seconds = time.perf_counter() - started
@@ -452,6 +554,16 @@ def _corpus_documents(corpus: Path) -> Iterator[dict[str, Any]]:
         raise IngestError(f"cannot read corpus {corpus.name}: {error.strerror or error}") from error
 
 
+def corpus_document_count(corpus: Path) -> int:
+    """How many documents a JSONL(.gz) corpus holds (its non-blank lines), without parsing them."""
+    opener = gzip.open if corpus.name.endswith(".gz") else open
+    try:
+        with opener(corpus, "rt", encoding="utf-8") as stream:
+            return sum(1 for line in stream if line.strip())
+    except (OSError, EOFError, UnicodeDecodeError) as error:
+        raise IngestError(f"cannot read corpus {corpus.name}: {error}") from error
+
+
 def ingest_corpus(
     store: EvidenceStore,
     corpus: Path,
@@ -462,36 +574,54 @@ def ingest_corpus(
     source_type: str = "paper",
     progress: ProgressCallback | None = None,
     batch_size: int = DEFAULT_BATCH_DOCUMENTS,
+    max_documents: int | None = None,
 ) -> IngestReport:
     """Ingest a ``{"_id","title","text"}`` JSONL(.gz) corpus as its own public source root.
 
     Each document is a source ``akm:<alias>:<_id>`` with one ``row`` chunk (locator value the
     ``_id``) whose text is ``title``, a blank line, then ``text``, the same text the corpus
-    direct reader reads, so the sha256 recorded here is the one it checks.
+    direct reader reads, so the sha256 recorded here is the one it checks. At most
+    ``max_documents`` documents of the corpus are kept current (the manifest's
+    ``scope.maxCorpusDocuments``; ``None``: no cap).
     """
     if not corpus.is_file():
         raise IngestError(f"corpus file not found: {corpus}")
     alias = alias or corpus_alias(corpus)
     started = time.perf_counter()
-    report = IngestReport()
-    writer = _BatchWriter(store, embedder, report, progress, started)
+    report = IngestReport(corpus_cap=max_documents)
+    # A first pass over the ids checks the whole file before anything is written, and gives
+    # progress its total and the cap the documents in file order.
+    document_ids = [str(document["_id"]) for document in _corpus_documents(corpus)]
+    listed = list(dict.fromkeys(make_source_id(alias, document_id) for document_id in document_ids))
     states = store.source_states(alias)
+    current = {source_id for source_id in listed if source_id in states and not states[source_id].deleted}
+    plan = CorpusCapPlan.for_target(max_documents, listed, current, outside=0)
+    writer = _BatchWriter(
+        store, embedder, report, progress, started, total=len(document_ids), unit="documents"
+    )
     seen: set[str] = set()
+    refused: set[str] = set()
     for document in _corpus_documents(corpus):
         document_id = str(document["_id"])
         source_id = make_source_id(alias, document_id)
         writer.files_done += 1
-        report.files_seen += 1
-        if source_id in seen:
+        writer.tick()
+        if source_id in refused:
             continue
+        if source_id in seen:
+            report.files_seen += 1
+            continue
+        if not plan.admits(source_id):
+            refused.add(source_id)
+            report.over_cap += 1
+            continue
+        report.files_seen += 1
         seen.add(source_id)
         text = corpus_document_text(document)
         checksum = sha256_text(text)
         state = states.get(source_id)
         if state is not None and not state.deleted and state.sha256 == checksum:
             report.unchanged += 1
-            if writer.files_done % 1000 == 0:
-                writer.tick()
             continue
         chunk = TextChunk(
             ordinal=0,
@@ -521,8 +651,9 @@ def ingest_corpus(
             ),
             batch_size,
         )
+        plan.take(source_id)
     writer.flush()
-    _mark_deletions(store, [WalkScope(alias, "", False)], {alias: seen}, report)
+    _mark_deletions(store, [WalkScope(alias, "", False)], {alias: seen}, report, plan.retired)
     report.seconds = time.perf_counter() - started
     writer.tick("done")
     return report

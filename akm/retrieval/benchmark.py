@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from akm.contract.ids import sha256_text
 from akm.embedding import Embedder
 from akm.fusion import FusionSettings, fuse
-from akm.ingest import corpus_alias, ingest_corpus
+from akm.ingest import corpus_alias, corpus_document_count, ingest_corpus
 from akm.manifest import Manifest, SourceRef
 from akm.retrieval.evaluation import collapse_to_documents, mrr_at_k, ndcg_at_k, percentile, recall_at_k
 from akm.retrieval.lanes import ALL_LANES
@@ -179,7 +179,10 @@ def benchmark_manifest(base: Manifest, corpus: Path) -> Manifest:
             "freshnessPolicy": "corpus-file-checksum",
         }
     )
-    return base.model_copy(update={"source_refs": (ref,), "manifest_id": f"{base.manifest_id}-benchmark"})
+    scope = base.scope.model_copy(update={"max_corpus_documents": corpus_document_count(corpus)})
+    return base.model_copy(
+        update={"source_refs": (ref,), "manifest_id": f"{base.manifest_id}-benchmark", "scope": scope}
+    )
 
 
 @dataclass(slots=True)
