@@ -36,6 +36,8 @@ EXIT_USAGE = 2
 BAR_WIDTH = 20
 LOG_INTERVAL_S = 2.0
 REDRAW_INTERVAL_S = 0.1
+# Before this much time the rate is mostly start-up cost and the ETA would mislead.
+ETA_AFTER_S = 1.0
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -92,7 +94,7 @@ def progress_fields(progress: IngestProgress) -> tuple[float | None, str, str, s
         scanned = f"{progress.files_done} {unit} scanned"
     if progress.phase == "done":
         timing = f"done in {format_duration(progress.elapsed_s)}"
-    elif progress.total is not None and rate > 0:
+    elif progress.total is not None and rate > 0 and progress.elapsed_s >= ETA_AFTER_S:
         timing = f"ETA {format_duration(max(progress.total - progress.files_done, 0) / rate)}"
     elif progress.total is not None:
         timing = "ETA --:--"

@@ -94,6 +94,12 @@ def test_progress_bar_width_is_fixed(fraction: float, bar: str) -> None:
             "ingest: 0/200 files scanned (0%), 0 written, 0 chunks, 0 embedded, 0.0 files/s, ETA --:--",
         ),
         (
+            snapshot(5, 0.5),
+            "[--------------------]   2% 5/200 files scanned | 10.0 files/s | ETA --:-- | "
+            "20 written, 160 chunks, 150 embedded",
+            "ingest: 5/200 files scanned (2%), 20 written, 160 chunks, 150 embedded, 10.0 files/s, ETA --:--",
+        ),
+        (
             snapshot(1000, 8.0, total=5183, unit="documents"),
             "[###-----------------]  19% 1000/5183 documents scanned | 125.0 documents/s | ETA 0:33 | "
             "20 written, 160 chunks, 150 embedded",
@@ -119,7 +125,15 @@ def test_progress_bar_width_is_fixed(fraction: float, bar: str) -> None:
             "ingest: 0/0 files scanned (100%), 0 written, 0 chunks, 0 embedded, 0.0 files/s, done in 0:00",
         ),
     ],
-    ids=["quarter", "start", "corpus-documents", "done", "no-total", "nothing-to-do"],
+    ids=[
+        "quarter",
+        "start",
+        "no-eta-in-the-first-second",
+        "corpus-documents",
+        "done",
+        "no-total",
+        "nothing-to-do",
+    ],
 )
 def test_line_texts(progress: IngestProgress, terminal: str, log: str) -> None:
     assert terminal_line(progress) == terminal
