@@ -266,3 +266,16 @@ def test_cli_progress_goes_to_stderr_unless_quiet(
         assert "\r" not in captured.err
         assert last.startswith("ingest: 3/3 files scanned (100%), 3 written, 3 chunks, 0 embedded, ")
         assert last.endswith(" done in 0:00")
+
+
+def test_benchmark_manifest_cap_fits_its_corpus(tmp_path: Path) -> None:
+    from akm.ingest import corpus_document_count
+    from akm.retrieval.benchmark import benchmark_manifest
+
+    documents = [{"_id": str(number), "text": f"abstract {number}"} for number in range(250)]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(document) + "\n" for document in documents) + "\n", encoding="utf-8")
+    assert corpus_document_count(corpus) == 250
+    base = _manifest(tmp_path, 200)
+    assert benchmark_manifest(base, corpus).scope.max_corpus_documents == 250
+    assert base.scope.max_corpus_documents == 200
