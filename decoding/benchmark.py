@@ -10,6 +10,10 @@ Methods:
 - `speculative`: own default composite (evidence passages, then prompt lookup), adaptive length.
 - `hf-plain`: `model.generate` greedy with its KV cache.
 - `hf-pld`: `model.generate(prompt_lookup_num_tokens=10)`.
+
+The Hugging Face methods run on `reference_model` when one is given: the CLI passes the target as
+transformers loads it (stock `nn.Linear`), while own methods run on the prepacked copy
+(`decoding.packed_linear`), and the report's environment names the kernels of each side.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from decoding.benchmark_spec import FORMATS, METHODS
 from decoding.draft_length import VerifyCostCurve, load_or_measure_verify_cost
 from decoding.drafters import CompositeDrafter, Drafter, EvidenceDrafter, NoDrafter, PromptLookupDrafter
 from decoding.models import chat_prompt_ids
+from decoding.packed_linear import PackedLinear
 from decoding.speculative import DecodeConfig, SpeculativeDecoder
 from decoding.stats import percentile
 
@@ -405,11 +410,13 @@ class DecodeBenchmark:
         cost_curve: VerifyCostCurve | None = None,
         cost_cache_dir: Path | None = None,
         progress: Progress | None = _stderr_progress,
+        reference_model: PreTrainedModel | None = None,
     ) -> None:
         unknown = sorted(set(methods) - set(METHODS))
         if unknown:
             raise BenchmarkInputError(f"unknown method(s) {', '.join(unknown)}")
         self.model = model
+        self.reference_model = reference_model if reference_model is not None else model
         self.tokenizer = tokenizer
         self.methods = [BASELINE, *(method for method in methods if method != BASELINE)]
         self.max_new_tokens = max_new_tokens
@@ -442,10 +449,10 @@ class DecodeBenchmark:
 
     def run_method(self, method: str, prompt: EncodedPrompt, max_new_tokens: int) -> MethodOutcome:
         if method == "hf-plain":
-            return _hf_generate(self.model, prompt.ids, max_new_tokens, self.eos_token_ids, None)
+            return _hf_generate(self.reference_model, prompt.ids, max_new_tokens, self.eos_token_ids, None)
         if method == "hf-pld":
             return _hf_generate(
-                self.model, prompt.ids, max_new_tokens, self.eos_token_ids, HF_PROMPT_LOOKUP_TOKENS
+                self.reference_model, prompt.ids, max_new_tokens, self.eos_token_ids, HF_PROMPT_LOOKUP_TOKENS
             )
         decoder = self.decoders[method]
         decoder.drafter = self._drafter(method, prompt)
@@ -646,7 +653,23 @@ def cost_curve_report(curve: VerifyCostCurve) -> dict[str, Any]:
     }
 
 
-def environment_report(model: PreTrainedModel, model_name: str) -> dict[str, Any]:
+def _kernels(model: PreTrainedModel) -> str:
+    packed = sum(isinstance(module, PackedLinear) for module in model.modules())
+    return f"oneDNN prepacked linear ({packed} layers)" if packed else "stock nn.Linear"
+
+
+def _parameter_count(model: PreTrainedModel) -> int:
+    packed = sum(
+        module.in_features * module.out_features
+        for module in model.modules()
+        if isinstance(module, PackedLinear)
+    )
+    return packed + sum(weight.numel() for weight in model.parameters())
+
+
+def environment_report(
+    model: PreTrainedModel, model_name: str, reference_model: PreTrainedModel | None = None
+) -> dict[str, Any]:
     parameter = next(model.parameters())
     return {
         "torch": torch.__version__,
@@ -659,6 +682,8 @@ def environment_report(model: PreTrainedModel, model_name: str) -> dict[str, Any
         "dtype": str(parameter.dtype).removeprefix("torch."),
         "model": model_name,
         "parameters": sum(weight.numel() for weight in model.parameters()),
+        "own_kernels": _kernels(model),
+        "hf_kernels": _kernels(reference_model if reference_model is not None else model),
     }
 
 
@@ -702,6 +727,7 @@ def run_decode_benchmark(
     cost_cache_dir: Path | None = None,
     progress: Progress | None = _stderr_progress,
     on_partial_report: Callable[[dict[str, Any]], None] | None = None,
+    reference_model: PreTrainedModel | None = None,
 ) -> dict[str, Any]:
     """Encode, warm up, run every method on every prompt, and return the full report.
 
@@ -717,8 +743,9 @@ def run_decode_benchmark(
         cost_curve=cost_curve,
         cost_cache_dir=cost_cache_dir,
         progress=progress,
+        reference_model=reference_model,
     )
-    environment = environment_report(model, model_name or type(model).__name__)
+    environment = environment_report(model, model_name or type(model).__name__, reference_model)
 
     def report_of(records: list[dict[str, Any]]) -> dict[str, Any]:
         return build_report(

@@ -20,6 +20,7 @@ import torch
 from transformers import PreTrainedModel
 
 from decoding.kv_cache import CachedModel
+from decoding.packed_linear import is_prepacked
 
 # Match-length buckets: a proposal continuing a 12-token match is far likelier to be right than one
 # continuing a single token, so acceptance is tracked per bucket.
@@ -136,6 +137,7 @@ def cost_curve_key(model: PreTrainedModel, max_draft: int) -> str:
     return (
         f"{config.model_type}-h{config.hidden_size}-l{config.num_hidden_layers}-v{config.vocab_size}"
         f"-{parameter.dtype}-{parameter.device}-t{torch.get_num_threads()}-k{max_draft}"
+        f"{'-packed' if is_prepacked(model) else ''}"
     )
 
 

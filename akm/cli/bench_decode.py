@@ -95,6 +95,16 @@ def run_bench_decode(args: argparse.Namespace, settings: Settings) -> int:
         loaded = load_target(
             settings.target_model, settings.model_cache_dir, device=settings.device, dtype=settings.dtype
         )
+        # Hugging Face baselines run on the model as transformers loads it, not on the packed copy.
+        reference = None
+        if loaded.packed_layers and any(method.startswith("hf-") for method in methods):
+            reference = load_target(
+                settings.target_model,
+                settings.model_cache_dir,
+                device=settings.device,
+                dtype=settings.dtype,
+                prepack=False,
+            ).model
     except ModelLoadError as error:
         return _fail(str(error))
     print(
@@ -115,6 +125,7 @@ def run_bench_decode(args: argparse.Namespace, settings: Settings) -> int:
             max_draft=args.max_draft,
             cost_cache_dir=settings.model_cache_dir,
             on_partial_report=lambda partial: write_json(partial, args.json_out),
+            reference_model=reference,
         )
     except (BenchmarkInputError, ValueError) as error:
         return _fail(str(error))
