@@ -1,4 +1,5 @@
-"""PostgreSQL BM25 statistics: each chunk's lexical length and the totals of current chunks.
+"""PostgreSQL BM25 statistics: each chunk's lexical length, posting lists (lexeme, chunk, term
+frequency) and the totals of current chunks, kept by triggers on ``chunks``.
 
 SQLite needs nothing: its FTS5 index keeps the lengths and totals ``bm25()`` reads.
 

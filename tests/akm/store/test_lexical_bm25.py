@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 import pytest
 from sqlalchemy import text
 
-from akm.store import EvidenceStore, NewChunk, dialects
+from akm.store import EvidenceStore, NewChunk
 
 K1 = 1.2
 B = 0.75
@@ -173,6 +173,21 @@ def _stats(store: EvidenceStore) -> tuple[tuple[int, int], tuple[int, int]]:
     return (int(kept[0]), int(kept[1])), (int(recounted[0]), int(recounted[1]))
 
 
+def _postings(store: EvidenceStore) -> tuple[list[tuple[str, int, int]], list[tuple[str, int, int]]]:
+    """(kept posting lists, posting lists recomputed from every chunk's tsvector)."""
+    with store.engine.connect() as connection:
+        kept = connection.execute(
+            text("SELECT lexeme, chunk_id, tf FROM chunks_text_tsv_postings ORDER BY lexeme, chunk_id")
+        ).all()
+        recomputed = connection.execute(
+            text(
+                "SELECT p.lexeme, c.id, array_length(p.positions, 1) FROM chunks c, unnest(c.text_tsv) AS p "
+                "ORDER BY p.lexeme, c.id"
+            )
+        ).all()
+    return [tuple(row) for row in kept], [tuple(row) for row in recomputed]  # type: ignore[misc]
+
+
 @pytest.mark.postgres
 def test_retired_chunks_are_not_counted(postgres_store: EvidenceStore) -> None:
     # Retired versions full of "cat": counted, they would raise N and df(cat) and lower avgdl.
@@ -197,9 +212,29 @@ def test_current_totals_follow_every_change(postgres_store: EvidenceStore) -> No
     assert _stats(postgres_store) == ((1, 1), (1, 1))
     _add_version(postgres_store, "alpha", ["cat dog", "the fish and the bird"], sha="a1")  # reactivated
     assert _stats(postgres_store) == ((2, 4), (2, 4))
+    kept, recomputed = _postings(postgres_store)
+    assert kept == recomputed
+    assert [lexeme for lexeme, _, _ in kept] == ["bird", "cat", "dog", "fish", "tree"]
     with postgres_store.transaction() as tx:
         tx.mark_source_deleted("alpha")
     assert _stats(postgres_store) == ((0, 0), (0, 0))
+
+
+@pytest.mark.postgres
+def test_posting_lists_follow_text_changes_and_deletes(postgres_store: EvidenceStore) -> None:
+    _add_version(postgres_store, "alpha", ["cat dog cat", "fish"], sha="a1")
+    with postgres_store.engine.begin() as connection:
+        connection.execute(text("UPDATE chunks SET text = 'bird bird' WHERE text = 'fish'"))
+    kept, recomputed = _postings(postgres_store)
+    assert kept == recomputed
+    assert [(lexeme, tf) for lexeme, _, tf in kept] == [("bird", 2), ("cat", 2), ("dog", 1)]
+    assert _stats(postgres_store) == ((2, 5), (2, 5))
+    with postgres_store.engine.begin() as connection:
+        connection.execute(text("DELETE FROM chunks WHERE text = 'bird bird'"))
+    kept, recomputed = _postings(postgres_store)
+    assert kept == recomputed
+    assert [(lexeme, tf) for lexeme, _, tf in kept] == [("cat", 2), ("dog", 1)]
+    assert _stats(postgres_store) == ((1, 3), (1, 3))
 
 
 @pytest.mark.postgres
@@ -220,15 +255,6 @@ def test_document_length_counts_tsvector_positions(
     _add_version(postgres_store, "alpha", [chunk_text], sha="a1")
     with postgres_store.engine.connect() as connection:
         assert connection.execute(text("SELECT text_tsv_length FROM chunks")).scalar_one() == length
-
-
-@pytest.mark.postgres
-def test_search_leaves_planner_settings_as_they_were(postgres_store: EvidenceStore) -> None:
-    _fill(postgres_store, CORPUS)
-    with postgres_store.engine.connect() as connection, connection.begin():
-        connection.execute(text("SET LOCAL enable_seqscan = on"))
-        assert dialects.lexical_search_ids(connection, "fish tree", 5)
-        assert connection.execute(text("SHOW enable_seqscan")).scalar_one() == "on"
 
 
 def test_score_meaning_names_bm25(store: EvidenceStore) -> None:
