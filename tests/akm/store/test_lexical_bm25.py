@@ -13,9 +13,9 @@ import math
 from collections.abc import Mapping, Sequence
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import inspect, text
 
-from akm.store import EvidenceStore, NewChunk
+from akm.store import EvidenceStore, NewChunk, migrate
 
 K1 = 1.2
 B = 0.75
@@ -259,3 +259,30 @@ def test_document_length_counts_tsvector_positions(
 
 def test_score_meaning_names_bm25(store: EvidenceStore) -> None:
     assert "bm25" in store.lexical_score_meaning.lower()
+
+
+def test_revision_0002_builds_statistics_from_existing_chunks(store: EvidenceStore) -> None:
+    _add_version(store, "old", ["cat cat fish"], sha="old-v1")
+    _fill(store, CORPUS)
+    _add_version(store, "old", ["sky sky"], sha="old-v2")
+    migrate.downgrade(store.engine, "0001_evidence_store")
+    if store.dialect_name == "postgresql":
+        tables = set(inspect(store.engine).get_table_names())
+        assert not tables & {"chunks_text_tsv_stats", "chunks_text_tsv_postings"}
+        assert "text_tsv_length" not in {
+            column["name"] for column in inspect(store.engine).get_columns("chunks")
+        }
+    migrate.upgrade(store.engine)
+    documents = {**{name: chunk_text.split() for name, chunk_text in CORPUS.items()}, "old": ["sky", "sky"]}
+    expected = _bm25_by_hand(documents, ["cat", "sky"])
+    if store.dialect_name == "sqlite":
+        # FTS5 keeps retired chunks in its index, so there they still count in N, avgdl and df.
+        counted = {"retired": ["cat", "cat", "fish"], **documents}
+        expected = [hit for hit in _bm25_by_hand(counted, ["cat", "sky"]) if hit[0] != "retired"]
+    _assert_ranking(_ranked(store, "cat sky"), expected)
+    if store.dialect_name == "postgresql":
+        kept, recounted = _stats(store)
+        assert kept == recounted == (10, sum(len(tokens) for tokens in documents.values()))
+        kept_postings, recomputed = _postings(store)
+        assert kept_postings == recomputed
+        assert len(kept_postings) == 29  # 27 in the current chunks, 2 in the retired one
