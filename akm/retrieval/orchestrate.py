@@ -3,12 +3,19 @@
 Selective fan-out (manifest ``retrieval.selectiveFanout``): the query class decides which
 lanes run; a lane that is not run is recorded as ``skipped`` with its reason, never left
 out silently. Explicitly requested lanes run whatever the class.
+
+The semantic lane runs on a worker thread while the exact and lexical lanes run on the caller's:
+its time goes mostly to the query embedding (torch, one intra-op thread) and theirs to SQLite
+or PostgreSQL, all of which release the GIL, so a query costs about its slowest lane rather than
+the sum. The relationship lane runs last, from the other lanes' hits.
 """
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from akm.contract.models import EvidenceRow, LaneName, LaneRun
@@ -50,6 +57,18 @@ _SKIP_REASONS: dict[LaneName, str] = {
     SEMANTIC: "query class {cls}: exact and lexical anchors suffice; no paraphrase recall needed",
     RELATIONSHIP: "query class {cls}: no link or neighbourhood intent",
 }
+
+
+_POOL_LOCK = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+
+
+def _lane_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _POOL_LOCK:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="akm-lane")
+        return _pool
 
 
 class UnknownLaneError(ValueError):
@@ -131,6 +150,10 @@ def retrieve(
     request = LaneRequest(query=text, classification=classification, result_set_id=result_set_id, limit=limit)
     results: dict[LaneName, LaneResult] = {}
     runs: dict[LaneName, LaneRun] = {}
+    runnable = [lane for lane in ALL_LANES if lane in chosen and lane in enabled]
+    semantic: Future[LaneResult] | None = None
+    if SEMANTIC in runnable and (EXACT in runnable or LEXICAL in runnable):
+        semantic = _lane_pool().submit(SemanticLane(store, embedder).search, request, manifest)
     for lane in ALL_LANES:
         if lane not in chosen:
             runs[lane] = skipped_run(lane, text, skip_reasons[lane])
@@ -138,7 +161,9 @@ def retrieve(
         if lane not in enabled:
             runs[lane] = skipped_run(lane, text, "lane not enabled for any source ref in the manifest")
             continue
-        if lane == RELATIONSHIP:
+        if lane == SEMANTIC and semantic is not None:
+            result = semantic.result()
+        elif lane == RELATIONSHIP:
             seeds = seeds_from(list(results.values()), SEEDS_PER_LANE)
             if not seeds:
                 runs[lane] = skipped_run(lane, text, "no seed hits from the other lanes to expand from")

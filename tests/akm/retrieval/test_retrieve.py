@@ -90,3 +90,49 @@ def test_denied_file_by_exact_path_is_answered_as_if_absent(corpus_store, manife
     leaked = [row for row in denied.candidates if "api-token-notes" in row.source.source_id]
     assert leaked == []
     assert all("vault" not in row.content.excerpt for row in denied.candidates)
+
+
+def test_semantic_lane_runs_beside_the_lexical_lane_with_the_same_results(
+    corpus_store, manifest, embedder, monkeypatch
+):
+    import threading
+
+    query = "how are signing keys rotated"
+    alone = {
+        lane: [
+            row.scope.locator.value
+            for row in retrieve(query, corpus_store, manifest, embedder, lanes=[lane]).candidates
+        ]
+        for lane in ("qmd-lexical", "qmd-semantic")
+    }
+    embedding_started = threading.Event()
+    embedding_threads: list[str] = []
+    overlapped: list[bool] = []
+
+    class SignallingEmbedder:
+        model_id = embedder.model_id
+        dimensions = embedder.dimensions
+
+        def embed(self, texts):
+            embedding_threads.append(threading.current_thread().name)
+            embedding_started.set()
+            return embedder.embed(texts)
+
+    lexical_search = corpus_store.lexical_search
+
+    def lexical_search_waiting_for_the_embedding(query_text, limit):
+        # Only returns True if the semantic lane started while this lane was still running.
+        overlapped.append(embedding_started.wait(timeout=10))
+        return lexical_search(query_text, limit)
+
+    monkeypatch.setattr(corpus_store, "lexical_search", lexical_search_waiting_for_the_embedding)
+    result = retrieve(query, corpus_store, manifest, SignallingEmbedder())
+
+    assert overlapped == [True]
+    assert embedding_threads and embedding_threads[0].startswith("akm-lane")
+    assert [(run.lane, run.status) for run in result.lane_runs][1:3] == [
+        ("qmd-lexical", "completed"),
+        ("qmd-semantic", "completed"),
+    ]
+    for lane, locators in alone.items():
+        assert [row.scope.locator.value for row in result.candidates_of(lane)] == locators
