@@ -165,7 +165,7 @@ def handle(args: argparse.Namespace, settings: Settings) -> int:
         queries = load_queries(args.queries)
         qrels = load_qrels(args.qrels)
         manifest = benchmark_manifest(load_manifest(settings.manifest_path), args.corpus)
-    except (BenchmarkInputError, ManifestError) as error:
+    except (BenchmarkInputError, ManifestError, IngestError) as error:
         return _fail(str(error))
     judged = {query_id: qrels[query_id] for query_id in qrels if query_id in queries}
     if args.limit_queries is not None:

@@ -103,6 +103,27 @@ def test_bench_refuses_missing_inputs_with_a_message(tmp_path: Path, capsys):
     assert capsys.readouterr().err == f"akm bench retrieval: {tmp_path / 'nope.jsonl'} does not exist\n"
 
 
+def test_bench_refuses_a_truncated_corpus_with_a_message(tmp_path: Path, capsys):
+    corpus, queries, qrels = _write_inputs(tmp_path)
+    corpus.write_bytes(corpus.read_bytes()[:-12])
+    settings = load_settings(data_dir=tmp_path / "data", embedding_model="hashing")
+    argv = [
+        "--corpus",
+        str(corpus),
+        "--queries",
+        str(queries),
+        "--qrels",
+        str(qrels),
+        "--json",
+        str(tmp_path / "o"),
+    ]
+
+    assert handle(_parse(argv), settings) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("akm bench retrieval: ") and "Traceback" not in error
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.datasets
 @pytest.mark.slow
 def test_scifact_lexical_lane_on_the_first_judged_queries(tmp_path: Path):
