@@ -213,8 +213,9 @@ class ExactLane(StoreLane):
         fetch = _overfetch(request.limit)
         matched: dict[int, tuple[StoredChunk, list[str], bool]] = {}
         for literal in self.searchable_literals(request):
-            for source_id in self.store.find_sources(literal, limit=fetch):
-                for chunk in self.store.chunks_of_source(source_id)[:fetch]:
+            sources = self.store.chunks_of_sources(self.store.find_sources(literal, limit=fetch))
+            for chunks in sources.values():
+                for chunk in chunks[:fetch]:
                     entry = matched.setdefault(chunk.chunk_id, (chunk, [], True))
                     if literal not in entry[1]:
                         entry[1].append(literal)

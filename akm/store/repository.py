@@ -880,24 +880,47 @@ class EvidenceStore:
             ]
 
     def find_sources(self, term: str, *, limit: int = 20) -> list[str]:
-        """Current source ids whose path, title, source id or external id contains ``term`` (case-insensitive)."""
+        """Current source ids whose path, title, source id or external id contains ``term`` (case-insensitive).
+
+        Case folding is ASCII-only on both backends: SQLite's LIKE (and its lower()) fold ASCII
+        only, so SQLite compares without lower(), which lets it skip four function calls a row.
+        """
         pattern = f"%{term.lower()}%"
-        with self._reading() as session:
-            rows = session.scalars(
-                select(Source.source_id)
-                .where(
-                    Source.deleted_at.is_(None),
-                    or_(
-                        func.lower(Source.path).like(pattern),
-                        func.lower(func.coalesce(Source.title, "")).like(pattern),
-                        func.lower(Source.source_id).like(pattern),
-                        func.lower(func.coalesce(Source.external_id, "")).like(pattern),
-                    ),
-                )
-                .order_by(Source.source_id)
-                .limit(limit)
-            ).all()
-        return list(rows)
+        columns = (
+            Source.path,
+            func.coalesce(Source.title, ""),
+            Source.source_id,
+            func.coalesce(Source.external_id, ""),
+        )
+        if self.dialect_name == "sqlite":
+            matches = [column.like(pattern) for column in columns]
+        else:
+            matches = [func.lower(column).like(pattern) for column in columns]
+        query = (
+            select(Source.source_id)
+            .where(Source.deleted_at.is_(None), or_(*matches))
+            .order_by(Source.source_id)
+            .limit(limit)
+        )
+        with self.engine.connect() as connection:
+            return [str(row[0]) for row in connection.execute(query)]
+
+    def chunks_of_sources(self, source_ids: Sequence[str]) -> dict[str, list[StoredChunk]]:
+        """Current chunks of each source in one query, by source id in the order asked, chunks in order."""
+        if not source_ids:
+            return {}
+        query = (
+            _chunk_columns()
+            .where(Chunk.source_id.in_(list(source_ids)), Chunk.is_current)
+            .order_by(Chunk.source_version_id, Chunk.ordinal)
+        )
+        with self.engine.connect() as connection:
+            rows = connection.execute(query).all()
+        by_source: dict[str, list[StoredChunk]] = {source_id: [] for source_id in source_ids}
+        for row in rows:
+            chunk = _stored_chunk(row)
+            by_source[chunk.source_id].append(chunk)
+        return by_source
 
     def chunks_containing(self, literal: str, *, limit: int = 20) -> list[StoredChunk]:
         """Current chunks whose text contains ``literal`` exactly (case-sensitive), in storage order."""

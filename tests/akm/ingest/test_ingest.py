@@ -346,3 +346,22 @@ def test_concurrent_ingests_do_not_duplicate(store_url: str, manifest: Manifest)
     assert [len(check.source_versions(source_id)) for source_id in ALLOWED] == [1, 1, 1]
     assert [len(check.chunks_of_source(source_id, current_only=False)) for source_id in ALLOWED] == [4, 1, 1]
     check.close()
+
+
+def test_exact_lookups_fold_ascii_case_and_batch_chunks_by_source(
+    store: EvidenceStore, manifest: Manifest
+) -> None:
+    ingest(store, manifest, embedder=HashingEmbedder())
+    guide, notes, reference = ALLOWED
+    assert store.find_sources("GUIDE") == [guide]
+    assert store.find_sources("Reference.MD") == [reference]
+    assert store.find_sources("akm:DOCS:notes") == [notes]
+    assert store.find_sources(".Md", limit=2) == [guide, notes]
+    assert store.find_sources("quasars") == []  # body text is not an identity
+    batched = store.chunks_of_sources([reference, "akm:docs:missing.md", guide])
+    assert list(batched) == [reference, "akm:docs:missing.md", guide]
+    assert batched["akm:docs:missing.md"] == []
+    for source_id in (reference, guide):
+        assert batched[source_id] == store.chunks_of_source(source_id)
+        assert batched[source_id]
+    assert store.chunks_of_sources([]) == {}
