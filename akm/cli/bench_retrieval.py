@@ -32,6 +32,7 @@ from akm.retrieval.benchmark import (
     run_queries,
 )
 from akm.retrieval.lanes import ALL_LANES
+from akm.runtime import freeze_loaded_objects
 from akm.settings import Settings
 from akm.store import EvidenceStore, open_store
 
@@ -129,6 +130,7 @@ def _embedder(settings: Settings) -> tuple[Embedder | None, str | None]:
         embedder.embed(["warm-up query"])  # load the weights before anything is timed
     except EmbeddingModelError as error:
         return None, str(error)
+    freeze_loaded_objects()
     return embedder, None
 
 
