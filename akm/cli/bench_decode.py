@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from akm.runtime import freeze_loaded_objects
 from akm.settings import Settings
 from decoding.benchmark_spec import FORMATS, METHODS
 
@@ -107,6 +108,7 @@ def run_bench_decode(args: argparse.Namespace, settings: Settings) -> int:
             ).model
     except ModelLoadError as error:
         return _fail(str(error))
+    freeze_loaded_objects()
     print(
         f"akm bench decode: {len(prompts)} prompts × {len(methods)} methods ({', '.join(methods)}) on "
         f"{loaded.name}, {torch.get_num_threads()} threads",
