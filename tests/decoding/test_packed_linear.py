@@ -64,7 +64,9 @@ def test_prepacked_model_gives_the_stock_logits_prefill_and_incremental() -> Non
     assert is_prepacked(packed) and not is_prepacked(stock)
     tokens = [0, 5, 9, 2, 14, 3, 3, 7]
     stock_cached, packed_cached = CachedModel(stock), CachedModel(packed)
-    torch.testing.assert_close(packed_cached.forward(tokens), stock_cached.forward(tokens), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(
+        packed_cached.forward(tokens), stock_cached.forward(tokens), rtol=1e-4, atol=1e-4
+    )
     # A verification-sized block after a cache rollback, as a speculative step runs it.
     stock_cached.crop(5)
     packed_cached.crop(5)
