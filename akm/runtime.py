@@ -121,7 +121,11 @@ class Runtime:
             torch.set_num_threads(settings.torch_threads)
         try:
             loaded = load_target(
-                settings.target_model, settings.model_cache_dir, device=settings.device, dtype=settings.dtype
+                settings.target_model,
+                settings.model_cache_dir,
+                device=settings.device,
+                dtype=settings.dtype,
+                prepack=settings.prepack_weights,
             )
         except ModelLoadError as error:
             raise ModelUnavailableError("target", settings.target_model, str(error)) from error

@@ -38,6 +38,7 @@ class Settings(BaseSettings):
     nli_model: str = ""
     device: str = "cpu"
     dtype: str = "float32"
+    prepack_weights: bool = True
     torch_threads: int = Field(default=0, ge=0)
     max_new_tokens: int = Field(default=160, ge=0, le=4096)
 

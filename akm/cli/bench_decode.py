@@ -94,7 +94,11 @@ def run_bench_decode(args: argparse.Namespace, settings: Settings) -> int:
         torch.set_num_threads(settings.torch_threads)
     try:
         loaded = load_target(
-            settings.target_model, settings.model_cache_dir, device=settings.device, dtype=settings.dtype
+            settings.target_model,
+            settings.model_cache_dir,
+            device=settings.device,
+            dtype=settings.dtype,
+            prepack=settings.prepack_weights,
         )
         # Hugging Face baselines run on the model as transformers loads it, not on the packed copy.
         reference = None

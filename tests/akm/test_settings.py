@@ -43,3 +43,19 @@ def test_bad_environment_values(monkeypatch: pytest.MonkeyPatch, variable: str, 
     else:
         with pytest.raises(ValidationError):
             Settings()
+
+
+def test_every_setting_is_in_the_defaults_file_and_the_configuration_page() -> None:
+    import yaml
+
+    defaults = yaml.safe_load((PROJECT_ROOT / "config" / "settings.yaml").read_text(encoding="utf-8"))
+    page = (PROJECT_ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    for name in Settings.model_fields:
+        assert name in defaults, f"{name} is missing from config/settings.yaml"
+        assert f"| `{name}` | `AKM_{name.upper()}` |" in page, f"{name} is missing from docs/configuration.md"
+
+
+def test_prepacking_can_be_switched_off_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Settings().prepack_weights is True
+    monkeypatch.setenv("AKM_PREPACK_WEIGHTS", "false")
+    assert Settings().prepack_weights is False
