@@ -382,8 +382,11 @@ class RelationshipLane(StoreLane):
     def find(self, request: LaneRequest) -> list[LaneHit]:
         hits: list[LaneHit] = []
         seen: set[int] = set()
-        for seed_source in dict.fromkeys(seed.source.source_id for seed in request.seeds):
-            for edge in self.store.links_from(seed_source):
+        seed_sources = list(dict.fromkeys(seed.source.source_id for seed in request.seeds))
+        outgoing = self.store.links_from_sources(seed_sources)
+        incoming = self.store.links_to_sources(seed_sources)
+        for seed_source in seed_sources:
+            for edge in outgoing[seed_source]:
                 if edge.target_source_id is None or edge.target_source_id == seed_source:
                     continue
                 chunk = self._target_chunk(edge.target_source_id, edge.anchor)
@@ -391,7 +394,7 @@ class RelationshipLane(StoreLane):
                 if chunk is not None and chunk.chunk_id not in seen:
                     seen.add(chunk.chunk_id)
                     hits.append(LaneHit(chunk, 1.0, relationship_path=path))
-            for edge in self.store.links_to(seed_source):
+            for edge in incoming[seed_source]:
                 if edge.from_source_id == seed_source:
                     continue
                 chunk = self._linking_chunk(edge.from_source_id, edge.from_chunk_id)

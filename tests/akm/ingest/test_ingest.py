@@ -365,3 +365,17 @@ def test_exact_lookups_fold_ascii_case_and_batch_chunks_by_source(
         assert batched[source_id] == store.chunks_of_source(source_id)
         assert batched[source_id]
     assert store.chunks_of_sources([]) == {}
+
+
+def test_batched_link_lookups_equal_the_per_source_ones(store: EvidenceStore, manifest: Manifest) -> None:
+    ingest(store, manifest, embedder=HashingEmbedder())
+    guide, notes, reference = ALLOWED
+    asked = [reference, guide, "akm:docs:missing.md", notes]
+    outgoing, incoming = store.links_from_sources(asked), store.links_to_sources(asked)
+    assert list(outgoing) == asked and list(incoming) == asked
+    for source_id in asked:
+        assert outgoing[source_id] == store.links_from(source_id)
+        assert incoming[source_id] == store.links_to(source_id)
+    assert {edge.target_source_id for edge in outgoing[guide]} == {reference, notes}
+    assert [edge.from_source_id for edge in incoming[reference]] == [guide]
+    assert store.links_from_sources([]) == {} and store.links_to_sources([]) == {}
