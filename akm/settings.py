@@ -33,6 +33,7 @@ class Settings(BaseSettings):
     database_url: str = ""
     manifest_path: Path = Field(default=Path("config/manifest.yaml"))
     target_model: str = "smollm2"
+    draft_model: str = ""
     embedding_model: str = "minilm"
     nli_model: str = ""
     device: str = "cpu"
