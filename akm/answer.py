@@ -46,7 +46,7 @@ from akm.support import (
     direct_read_queue,
 )
 from akm.verify import ClaimVerifier, LexicalClaimVerifier
-from decoding.drafters import CompositeDrafter, EvidenceDrafter, PromptLookupDrafter
+from decoding.drafters import CompositeDrafter, Drafter, EvidenceDrafter, ModelDrafter, PromptLookupDrafter
 from decoding.speculative import DecodeConfig, SpeculativeDecoder
 
 DEFAULT_MAX_ROWS = 3
@@ -181,11 +181,15 @@ class SpeculativeAnswerGenerator:
         *,
         cost_cache_dir: Path | None = None,
         max_draft: int = 8,
+        model_drafter: ModelDrafter | None = None,
     ) -> None:
         from decoding.models import chat_prompt_ids
 
         self._chat_prompt_ids = chat_prompt_ids
         self.tokenizer = tokenizer
+        # Optional (settings.draft_model): asked beside the lookups every step; the composite keeps
+        # whichever proposal is expected to have the most tokens accepted.
+        self.model_drafter = model_drafter
         self.decoder = SpeculativeDecoder(
             model, tokenizer, config=DecodeConfig(max_draft=max_draft, cost_cache_dir=cost_cache_dir)
         )
@@ -207,9 +211,11 @@ class SpeculativeAnswerGenerator:
             for passage in prompt.passages
             if passage
         ]
-        drafters = [PromptLookupDrafter()]
+        drafters: list[Drafter] = [PromptLookupDrafter()]
         if passage_ids:
-            drafters.insert(0, EvidenceDrafter(passage_ids))  # type: ignore[arg-type]
+            drafters.insert(0, EvidenceDrafter(passage_ids))
+        if self.model_drafter is not None:
+            drafters.append(self.model_drafter)
         # A drafter per call: the excerpts belong to this request only.
         stream = self.decoder.stream(
             prompt_ids,

@@ -20,6 +20,8 @@ from akm.verify import ClaimVerifier, LexicalClaimVerifier, NLIModelError, NLIVe
 
 if TYPE_CHECKING:
     from akm.answer import SpeculativeAnswerGenerator
+    from decoding.drafters import ModelDrafter
+    from decoding.models import LoadedModel
 
 
 class ModelUnavailableError(RuntimeError):
@@ -134,10 +136,34 @@ class Runtime:
                 "target", settings.target_model, f"{type(error).__name__}: {error}"
             ) from error
         generator = SpeculativeAnswerGenerator(
-            loaded.model, loaded.tokenizer, cost_cache_dir=settings.model_cache_dir
+            loaded.model,
+            loaded.tokenizer,
+            cost_cache_dir=settings.model_cache_dir,
+            model_drafter=self._load_model_drafter(loaded) if settings.draft_model else None,
         )
         freeze_loaded_objects()
         return generator
+
+    def _load_model_drafter(self, target: LoadedModel) -> ModelDrafter:
+        from decoding.drafters import ModelDrafter, VocabularyMismatchError
+        from decoding.models import ModelLoadError, load_causal_lm
+
+        settings = self.settings
+        try:
+            draft = load_causal_lm(
+                settings.draft_model,
+                device=settings.device,
+                dtype=settings.dtype,
+                prepack=settings.prepack_weights,
+            )
+            return ModelDrafter(
+                draft.model,
+                target_vocab_size=int(target.model.config.vocab_size),
+                tokenizer=draft.tokenizer,
+                target_tokenizer=target.tokenizer,
+            )
+        except (ModelLoadError, VocabularyMismatchError) as error:
+            raise ModelUnavailableError("draft", settings.draft_model, str(error)) from error
 
     def close(self) -> None:
         if self._store is not None:

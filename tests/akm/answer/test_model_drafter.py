@@ -1,0 +1,98 @@
+"""settings.draft_model: a model drafter joins the lookups in the answer generator, and a bad one is refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+from akm.answer import EvidencePrompt, SpeculativeAnswerGenerator
+from akm.runtime import ModelUnavailableError, Runtime
+from akm.settings import load_settings
+from decoding.drafters import ModelDrafter
+from decoding.models import LoadedModel
+
+LETTERS = ["<s>", "</s>", *"abcdefghijklmn"]
+
+
+def _tokenizer() -> PreTrainedTokenizerFast:
+    backend = Tokenizer(models.WordLevel({token: i for i, token in enumerate(LETTERS)}, unk_token="<s>"))
+    backend.pre_tokenizer = pre_tokenizers.Split("", "isolated")
+    backend.decoder = decoders.Fuse()
+    return PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>")
+
+
+def _model(seed: int, vocab_size: int = len(LETTERS)) -> LlamaForCausalLM:
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        vocab_size=vocab_size,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        bos_token_id=0,
+        eos_token_id=1,
+    )
+    model = LlamaForCausalLM(config).to(torch.float64).eval()
+    with torch.no_grad():
+        model.lm_head.weight.mul_(8.0)
+    return model
+
+
+PROMPT = EvidencePrompt(question="abc", system="abab", user="cdcdcd abc", passages=("abcdefgabcdefg",))
+
+
+def test_a_model_drafter_is_asked_and_the_answer_is_the_same_tokens() -> None:
+    tokenizer = _tokenizer()
+    target = _model(1)
+    plain = SpeculativeAnswerGenerator(target, tokenizer, max_draft=4).generate(
+        PROMPT, max_new_tokens=24, temperature=0.0, seed=0
+    )
+    drafter = ModelDrafter(
+        _model(2), target_vocab_size=len(LETTERS), tokenizer=tokenizer, target_tokenizer=tokenizer
+    )
+    with_model = SpeculativeAnswerGenerator(target, tokenizer, max_draft=4, model_drafter=drafter).generate(
+        PROMPT, max_new_tokens=24, temperature=0.0, seed=0
+    )
+    assert with_model.text == plain.text
+    assert with_model.decode["drafters"] == ["evidence", "prompt_lookup", "model"]
+    assert "model" not in plain.decode["drafters"]
+
+
+def _loaded(model: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast) -> LoadedModel:
+    return LoadedModel(model, tokenizer, "tiny", torch.device("cpu"), torch.float64, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("vocab_size", "accepted"), [(len(LETTERS), True), (len(LETTERS) + 4, False)], ids=["same", "other"]
+)
+def test_the_configured_draft_model_is_loaded_or_refused_with_its_reason(
+    tmp_path: Path, vocab_size: int, accepted: bool
+) -> None:
+    tokenizer = _tokenizer()
+    folder = tmp_path / "draft"
+    _model(3, vocab_size).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    runtime = Runtime.from_settings(
+        load_settings(data_dir=tmp_path, draft_model=str(folder), dtype="float64")
+    )
+    target = _loaded(_model(1), tokenizer)
+    if accepted:
+        assert isinstance(runtime._load_model_drafter(target), ModelDrafter)
+        return
+    with pytest.raises(
+        ModelUnavailableError,
+        match=r"the draft model .* could not be loaded: draft model has 20 output logits",
+    ):
+        runtime._load_model_drafter(target)
+
+
+def test_a_missing_draft_model_is_refused(tmp_path: Path) -> None:
+    runtime = Runtime.from_settings(load_settings(data_dir=tmp_path, draft_model=str(tmp_path / "nowhere")))
+    with pytest.raises(ModelUnavailableError, match="model directory not found"):
+        runtime._load_model_drafter(_loaded(_model(1), _tokenizer()))
