@@ -15,7 +15,9 @@ from collections.abc import Mapping, Sequence
 import pytest
 from sqlalchemy import inspect, text
 
-from akm.store import EvidenceStore, NewChunk, migrate
+from akm.store import EvidenceStore, migrate
+
+from .conftest import add_markdown_version
 
 K1 = 1.2
 B = 0.75
@@ -38,34 +40,7 @@ def _sha(value: str) -> str:
 
 
 def _add_version(store: EvidenceStore, source_id: str, texts: Sequence[str], *, sha: str) -> None:
-    with store.transaction() as tx:
-        tx.upsert_source(
-            source_id=source_id,
-            root_alias="docs",
-            path=f"{source_id}.md",
-            canonical_uri=f"file:docs/{source_id}.md",
-            source_type="markdown",
-            classification="public",
-            source_ref_id="ref",
-            title=source_id,
-        )
-        tx.add_source_version(
-            source_id=source_id,
-            revision=f"rev-{sha}",
-            sha256=sha,
-            path=f"{source_id}.md",
-            byte_size=10,
-            chunks=[
-                NewChunk(
-                    ordinal=ordinal,
-                    locator_type="line-range",
-                    locator_value=f"{ordinal + 1}-{ordinal + 1}",
-                    text=chunk_text,
-                    excerpt_sha256=_sha(chunk_text),
-                )
-                for ordinal, chunk_text in enumerate(texts)
-            ],
-        )
+    add_markdown_version(store, source_id, texts, sha=sha)
 
 
 def _fill(store: EvidenceStore, corpus: Mapping[str, str]) -> None:

@@ -10,6 +10,8 @@ import pytest
 
 from akm.store import EvidenceStore, NewChunk, NewLink, Rejection, StoreError
 
+from .conftest import add_markdown_version
+
 
 def _unit(index: int) -> np.ndarray:
     vector = np.zeros(384, dtype=np.float32)
@@ -22,40 +24,16 @@ def _sha(text: str) -> str:
 
 
 def _add_source(store: EvidenceStore, source_id: str, texts: list[str], *, sha: str = "v1") -> int:
-    with store.transaction() as tx:
-        tx.upsert_source(
-            source_id=source_id,
-            root_alias="docs",
-            path=f"{source_id}.md",
-            canonical_uri=f"file:docs/{source_id}.md",
-            source_type="markdown",
-            classification="public",
-            source_ref_id="ref",
-            title=source_id.title(),
-        )
-        return tx.add_source_version(
-            source_id=source_id,
-            revision=f"rev-{sha}",
-            sha256=sha,
-            path=f"{source_id}.md",
-            byte_size=10,
-            chunks=[
-                NewChunk(
-                    ordinal=ordinal,
-                    locator_type="line-range",
-                    locator_value=f"{ordinal + 1}-{ordinal + 1}",
-                    text=text,
-                    excerpt_sha256=_sha(text),
-                    start_line=ordinal + 1,
-                    end_line=ordinal + 1,
-                    embedding=_unit(ordinal + (10 if source_id == "beta" else 0)),
-                )
-                for ordinal, text in enumerate(texts)
-            ],
-            links=[NewLink(link_type="markdown", target="beta.md", target_source_id="beta", from_ordinal=0)]
-            if source_id == "alpha"
-            else [],
-        )
+    offset = 10 if source_id == "beta" else 0
+    links = [NewLink(link_type="markdown", target="beta.md", target_source_id="beta", from_ordinal=0)]
+    return add_markdown_version(
+        store,
+        source_id,
+        texts,
+        sha=sha,
+        embeddings=[_unit(ordinal + offset) for ordinal in range(len(texts))],
+        links=links if source_id == "alpha" else (),
+    )
 
 
 @pytest.fixture

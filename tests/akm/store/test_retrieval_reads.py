@@ -3,44 +3,17 @@ when chunks are replaced or retired."""
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 import pytest
 
-from akm.store import EvidenceStore, NewChunk
+from akm.store import EvidenceStore
+
+from .conftest import add_markdown_version
 
 
 def _add_version(store: EvidenceStore, source_id: str, texts: list[str], *, sha: str) -> None:
-    with store.transaction() as tx:
-        tx.upsert_source(
-            source_id=source_id,
-            root_alias="docs",
-            path=f"{source_id}.md",
-            canonical_uri=f"file:docs/{source_id}.md",
-            source_type="markdown",
-            classification="public",
-            source_ref_id="ref",
-            title=source_id.title(),
-        )
-        tx.add_source_version(
-            source_id=source_id,
-            revision=f"rev-{sha}",
-            sha256=sha,
-            path=f"{source_id}.md",
-            byte_size=10,
-            chunks=[
-                NewChunk(
-                    ordinal=ordinal,
-                    locator_type="line-range",
-                    locator_value=f"{ordinal + 1}-{ordinal + 1}",
-                    text=text,
-                    excerpt_sha256=hashlib.sha256(text.encode()).hexdigest(),
-                    embedding=np.eye(384, dtype=np.float32)[ordinal],
-                )
-                for ordinal, text in enumerate(texts)
-            ],
-        )
+    embeddings = [np.eye(384, dtype=np.float32)[ordinal] for ordinal in range(len(texts))]
+    add_markdown_version(store, source_id, texts, sha=sha, embeddings=embeddings)
 
 
 @pytest.fixture
