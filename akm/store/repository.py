@@ -852,10 +852,10 @@ class EvidenceStore:
         return [_stored_chunk(row) for row in rows]
 
     def links_from(self, source_id: str) -> list[LinkEdge]:
-        return self._links(Link.from_source_id == source_id)
+        return self.links_from_sources([source_id])[source_id]
 
     def links_to(self, source_id: str) -> list[LinkEdge]:
-        return self._links(Link.target_source_id == source_id)
+        return self.links_to_sources([source_id])[source_id]
 
     def linked_source_ids(self, source_id: str) -> list[str]:
         """Sources one current link away (either direction), sorted."""
@@ -876,14 +876,6 @@ class EvidenceStore:
         by_source: dict[str, list[LinkEdge]] = {source_id: [] for source_id in source_ids}
         if not source_ids:
             return by_source
-        for edge, key in self._link_rows(column.in_(list(source_ids)), column):
-            by_source[key].append(edge)
-        return by_source
-
-    def _links(self, condition: Any) -> list[LinkEdge]:
-        return [edge for edge, _ in self._link_rows(condition, Link.from_source_id)]
-
-    def _link_rows(self, condition: Any, key: Any) -> list[tuple[LinkEdge, str]]:
         # A Core connection: plain column rows cost less than ORM objects on the retrieval path.
         query = (
             select(
@@ -893,27 +885,15 @@ class EvidenceStore:
                 Link.target,
                 Link.target_source_id,
                 Link.anchor,
-                key,
+                column,
             )
-            .where(condition, Link.is_current)
+            .where(column.in_(list(source_ids)), Link.is_current)
             .order_by(Link.id)
         )
         with self.engine.connect() as connection:
-            rows = connection.execute(query).all()
-        return [
-            (
-                LinkEdge(
-                    from_source_id=row[0],
-                    from_chunk_id=row[1],
-                    link_type=row[2],
-                    target=row[3],
-                    target_source_id=row[4],
-                    anchor=row[5],
-                ),
-                row[6],
-            )
-            for row in rows
-        ]
+            for row in connection.execute(query):
+                by_source[row[6]].append(LinkEdge(*row[:6]))
+        return by_source
 
     def find_sources(self, term: str, *, limit: int = 20) -> list[str]:
         """Current source ids whose path, title, source id or external id contains ``term`` (case-insensitive).
