@@ -1,6 +1,6 @@
 """Decoding benchmark: own plain and speculative decoding against Hugging Face `generate`.
 
-Every method decodes the same prompts with the same target model object, greedily. Methods run
+Every method decodes the same prompts with the same target weights, greedily. Methods run
 back to back on each prompt (interleaved), so load from other processes on the machine hits all
 methods alike instead of whichever method happened to run during a busy minute.
 

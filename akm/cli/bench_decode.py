@@ -23,8 +23,9 @@ def register(bench_subparsers: argparse._SubParsersAction[argparse.ArgumentParse
         "decode",
         help="decoding speed: own plain and speculative decoding vs Hugging Face generate",
         description=(
-            "Decode every prompt with every method back to back (greedy, same target model) and report "
-            "tokens per second, speedup over own plain decoding, acceptance by draft position, and whether "
+            "Decode every prompt with every method back to back (greedy, same target weights; own methods "
+            "use the prepacked linear layers when prepack_weights is on, Hugging Face methods the stock "
+            "ones) and report tokens per second, speedup over own plain decoding, acceptance by draft position, and whether "
             "each method's tokens equal own plain greedy's. Methods: " + ", ".join(METHODS) + "."
         ),
     )
