@@ -55,10 +55,15 @@ class Source(Base):
 
 
 class SourceVersion(Base):
-    """One observed revision of a source; earlier versions stay for lineage."""
+    """One observation of a source's content; earlier versions stay for lineage.
+
+    Content seen again after a change (a revert) is a new version with its own observation
+    time and a revision label told apart from the earlier one, so the A→B→A timeline is kept
+    and rows read at either A stay distinct evidence.
+    """
 
     __tablename__ = "source_versions"
-    __table_args__ = (UniqueConstraint("source_id", "sha256", name="uq_source_versions_source_sha256"),)
+    __table_args__ = (Index("ix_source_versions_source_sha256", "source_id", "sha256"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     source_id: Mapped[str] = mapped_column(ForeignKey("sources.source_id"), index=True)
@@ -116,10 +121,14 @@ class EvidenceRowRecord(Base):
     """An EvidenceRow as its JSON document plus the columns audits filter on."""
 
     __tablename__ = "evidence_rows"
+    __table_args__ = (Index("ix_evidence_rows_source_checksum", "source_id", "source_checksum"),)
 
     evidence_id: Mapped[str] = mapped_column(String(256), primary_key=True)
     source_id: Mapped[str] = mapped_column(String(512), index=True)
     source_revision: Mapped[str | None] = mapped_column(String(128))
+    # The checksum of the source version the row was read at: rows whose checksum is not the
+    # source's current one are waiting for re-verification.
+    source_checksum: Mapped[str | None] = mapped_column(String(64))
     state: Mapped[str] = mapped_column(String(32), index=True)
     lane: Mapped[str | None] = mapped_column(String(32))
     row_json: Mapped[dict[str, Any]]

@@ -42,6 +42,13 @@ from akm.store.models import (
 
 CHUNK_GENERATION = "chunk_generation"
 Vector = NDArray[np.float32]
+# Verification states no later change can move a row out of (the contract's terminal states).
+_TERMINAL_ROW_STATES = ("conflicted", "stale", "rejected")
+
+
+def observed_revision(revision: str, observation: int) -> str:
+    """The revision label of the ``observation``-th version with the same content (2 and up)."""
+    return f"{revision}#{observation}"
 
 
 class StoreError(RuntimeError):
@@ -334,31 +341,22 @@ class StoreTransaction:
     ) -> int:
         """Make a new current version of ``source_id`` with its chunks and links.
 
-        The previous version, its chunks and links stay, marked not current. Re-observing
-        content seen before reactivates that version instead of duplicating it.
+        The previous version, its chunks and links stay, marked not current. Content seen
+        before (a revert) is still a new version, observed now: its revision label gets the
+        observation count (``<revision>#2``), so rows read at it have evidence IDs of their
+        own and the earlier observation keeps its time.
         """
         source = self.session.get(Source, source_id)
         if source is None:
             raise StoreError(f"unknown source {source_id!r}; upsert_source first")
         self._retire_current(source_id)
-        existing = self.session.scalar(
-            select(SourceVersion).where(SourceVersion.source_id == source_id, SourceVersion.sha256 == sha256)
+        seen_before = self.session.scalar(
+            select(func.count())
+            .select_from(SourceVersion)
+            .where(SourceVersion.source_id == source_id, SourceVersion.sha256 == sha256)
         )
-        if existing is not None:
-            existing.is_current = True
-            existing.observed_at = observed_at or now_utc()
-            existing.path = path
-            existing.revision = revision
-            self.session.execute(
-                update(Chunk).where(Chunk.source_version_id == existing.id).values(is_current=True)
-            )
-            self.session.execute(
-                update(Link).where(Link.source_version_id == existing.id).values(is_current=True)
-            )
-            source.current_version_id = existing.id
-            source.deleted_at = None
-            self._chunks_changed = True
-            return existing.id
+        if seen_before:
+            revision = observed_revision(revision, seen_before + 1)
         version = SourceVersion(
             source_id=source_id,
             revision=revision,
@@ -483,6 +481,7 @@ class StoreTransaction:
             values = {
                 "source_id": str(source.get("sourceId", "")),
                 "source_revision": (source.get("version") or {}).get("revision"),
+                "source_checksum": (source.get("version") or {}).get("checksum"),
                 "state": str(verification.get("state", "candidate")),
                 "lane": retrieval.get("lane"),
                 "row_json": document,
@@ -1330,6 +1329,33 @@ class EvidenceStore:
             )
             for row in rows
         ]
+
+    def sources_awaiting_reverification(self) -> list[str]:
+        """Sources with rows still live although the source changed or disappeared since they were read.
+
+        Re-verifying a source makes each such row stale or rejected in the same transaction
+        that appends the re-verified packets, so this list is what is left to do after an
+        interrupted or failed re-verification; the next ingest or ``akm reverify`` picks it up.
+        """
+        current = SourceVersion.__table__.alias("current_version")
+        query = (
+            select(EvidenceRowRecord.source_id)
+            .join(Source, Source.source_id == EvidenceRowRecord.source_id)
+            .outerjoin(current, current.c.id == Source.current_version_id)
+            .where(
+                EvidenceRowRecord.state.not_in(_TERMINAL_ROW_STATES),
+                EvidenceRowRecord.source_checksum.is_not(None),
+                or_(
+                    Source.deleted_at.is_not(None),
+                    current.c.id.is_(None),
+                    current.c.sha256 != EvidenceRowRecord.source_checksum,
+                ),
+            )
+            .distinct()
+            .order_by(EvidenceRowRecord.source_id)
+        )
+        with self._reading() as session:
+            return list(session.scalars(query))
 
     def packets_of_task(self, task_id: str) -> list[str]:
         """Packet ids of one task, oldest first (a re-verification appends a packet to its task)."""

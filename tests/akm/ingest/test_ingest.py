@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -35,13 +37,14 @@ def test_denies_each_kind_without_opening_it(
     store: EvidenceStore, manifest: Manifest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     opened: list[str] = []
-    original = Path.read_bytes
+    original = os.open
 
-    def recording_read_bytes(self: Path) -> bytes:
-        opened.append(self.name)
-        return original(self)
+    def recording_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        opened.append(Path(path).name)
+        return original(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", recording_read_bytes)
+    # Ingest opens sources through os.open (no symlink following, no blocking on a FIFO).
+    monkeypatch.setattr(os, "open", recording_open)
     report = ingest(store, manifest, embedder=HashingEmbedder())
     assert report.denied == EXPECTED_DENIALS
     assert sorted(report.new_source_ids) == ALLOWED
@@ -200,13 +203,18 @@ def test_deleted_file_is_marked_deleted(store: EvidenceStore, manifest: Manifest
     assert store.chunks_of_source("akm:docs:notes.md") == []
     assert store.lexical_search("nebulae", 5) == []
     assert len(store.source_versions("akm:docs:notes.md")) == 1
-    # Restoring identical content reactivates the old version instead of duplicating it.
+    # Restoring identical content is a new observation: a version of its own, with its own time
+    # and a revision told apart from the first, while the first keeps its observation time.
     from .conftest import NOTES
 
+    first = store.source_versions("akm:docs:notes.md")[0]
     (project / "docs" / "notes.md").write_text(NOTES, encoding="utf-8")
     again = ingest(store, manifest, embedder=HashingEmbedder())
     assert again.changed_source_ids == ["akm:docs:notes.md"]
-    assert len(store.source_versions("akm:docs:notes.md")) == 1
+    versions = store.source_versions("akm:docs:notes.md")
+    assert [version.sha256 for version in versions] == [first.sha256, first.sha256]
+    assert versions[0].observed_at == first.observed_at and not versions[0].is_current
+    assert versions[1].revision == f"{first.revision}#2" and versions[1].is_current
     assert [c.source_id for c, _ in store.lexical_search("nebulae", 5)] == ["akm:docs:notes.md"]
 
 

@@ -185,11 +185,22 @@ def test_current_totals_follow_every_change(postgres_store: EvidenceStore) -> No
     assert _stats(postgres_store) == ((2, 4), (2, 4))
     _add_version(postgres_store, "alpha", ["tree"], sha="a2")
     assert _stats(postgres_store) == ((1, 1), (1, 1))
-    _add_version(postgres_store, "alpha", ["cat dog", "the fish and the bird"], sha="a1")  # reactivated
+    _add_version(postgres_store, "alpha", ["cat dog", "the fish and the bird"], sha="a1")  # a revert
     assert _stats(postgres_store) == ((2, 4), (2, 4))
     kept, recomputed = _postings(postgres_store)
     assert kept == recomputed
-    assert [lexeme for lexeme, _, _ in kept] == ["bird", "cat", "dog", "fish", "tree"]
+    # A revert is a new version with chunks of its own: the first observation's postings stay.
+    assert [lexeme for lexeme, _, _ in kept] == [
+        "bird",
+        "bird",
+        "cat",
+        "cat",
+        "dog",
+        "dog",
+        "fish",
+        "fish",
+        "tree",
+    ]
     with postgres_store.transaction() as tx:
         tx.mark_source_deleted("alpha")
     assert _stats(postgres_store) == ((0, 0), (0, 0))
