@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from enum import StrEnum
 from functools import lru_cache
@@ -52,6 +53,12 @@ class DenialReason(StrEnum):
     DENIED_EXTENSION = "denied-extension"
     DENIED_CLASSIFICATION = "denied-classification"
     NOT_INCLUDED = "not-included"
+    # A FIFO, device or socket: opening it could block or never end.
+    NOT_REGULAR_FILE = "not-a-regular-file"
+    # A file with more than one hard link: its other names may lie outside the root.
+    HARD_LINK = "hard-link"
+    # A name that is not valid UTF-8 cannot be recorded as a source path.
+    NON_UTF8_NAME = "non-utf8-name"
 
 
 class _Section(BaseModel):
@@ -361,6 +368,36 @@ def _check_json_schema(document: dict[str, Any], path: Path) -> None:
         raise ManifestError(field, first.message, path)
 
 
+def _project_root(manifest_path: Path, setting: str) -> Path:
+    """The absolute project root ``setting`` names, or ManifestError.
+
+    ``projectRoot`` is relative to the manifest's folder and may name that folder, its parent (a
+    manifest kept in ``config/``) or a folder under either; it may not be absolute or climb
+    further (``/``, ``../../..``), even through a symbolic link, and it must be an existing
+    folder, so a mistyped root is an error rather than an ingest of nothing.
+    """
+    folder = manifest_path.resolve().parent
+    if is_absolute_path(setting):
+        raise ManifestError(
+            "projectRoot", f"must be relative to the manifest's folder, got {setting!r}", manifest_path
+        )
+    normalised = PurePosixPath(os.path.normpath(setting.replace("\\", "/")))
+    if normalised.parts.count("..") > 1:
+        raise ManifestError(
+            "projectRoot",
+            f"{setting!r} climbs above the parent of the manifest's folder; name the project's folder instead",
+            manifest_path,
+        )
+    root = (folder / setting).resolve()
+    if not root.is_relative_to(folder.parent):
+        raise ManifestError(
+            "projectRoot", f"{setting!r} resolves outside the manifest's parent folder", manifest_path
+        )
+    if not root.is_dir():
+        raise ManifestError("projectRoot", f"folder {root} does not exist", manifest_path)
+    return root
+
+
 def load_manifest(path: Path | str, *, check_schema: bool = True) -> Manifest:
     """Read, validate and fingerprint a manifest file.
 
@@ -384,7 +421,7 @@ def load_manifest(path: Path | str, *, check_schema: bool = True) -> Manifest:
     except ValidationError as error:
         first = error.errors()[0]
         raise ManifestError(_field_of(first), first["msg"], path) from error
-    project_root = (path.resolve().parent / manifest.project_root_setting).resolve()
+    project_root = _project_root(path, manifest.project_root_setting)
     return manifest.model_copy(
         update={
             "path": path.resolve(),

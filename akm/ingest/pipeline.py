@@ -32,7 +32,7 @@ from akm.contract.ids import source_id as make_source_id
 from akm.direct_read import corpus_document_text
 from akm.embedding import Embedder
 from akm.ingest.chunking import TextChunk, chunk_text, extract_links, wikilink_keys_for
-from akm.ingest.walk import Candidate, ManifestWalker, WalkScope
+from akm.ingest.walk import Candidate, ManifestWalker, WalkScope, read_regular_file
 from akm.manifest import DenialReason, Manifest
 from akm.store import EvidenceStore, NewChunk, NewLink, SourceState
 
@@ -87,6 +87,8 @@ class IngestReport:
     changed_source_ids: list[str] = field(default_factory=list)
     # Missing sources, and sources retired because a lowered cap no longer has room for them.
     deleted_source_ids: list[str] = field(default_factory=list)
+    # Explicit paths that name neither a file nor a folder nor a stored source (a user's typo).
+    missing_paths: list[str] = field(default_factory=list)
 
     @property
     def ingested(self) -> int:
@@ -445,6 +447,19 @@ def _resolve_links(store: EvidenceStore, aliases: Sequence[str]) -> None:
             tx.resolve_link_targets(alias, mapping)
 
 
+def _unknown(
+    missing: Sequence[str], manifest: Manifest, states: dict[str, dict[str, SourceState]]
+) -> list[str]:
+    """Missing explicit paths that are not stored sources either (a stored one was deleted)."""
+    stored = {
+        str(PurePosixPath(ref.root_path) / state.path)
+        for ref in manifest.source_refs
+        for state in states.get(ref.root_alias, {}).values()
+        if not state.deleted
+    }
+    return [path for path in missing if path not in stored]
+
+
 def _manifest_cap_plan(
     manifest: Manifest,
     scopes: Sequence[WalkScope],
@@ -499,7 +514,7 @@ def ingest(
             git_roots[alias] = inside_git_work_tree(candidate.absolute_path.parent)
         report.files_seen += 1
         try:
-            raw = candidate.absolute_path.read_bytes()
+            raw = read_regular_file(candidate.absolute_path)
             text = raw.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             report.unreadable += 1
@@ -518,6 +533,7 @@ def ingest(
         writer.add(_prepare_file(candidate, raw, text, manifest, git_roots[alias]), batch_size)
         plan.take(source_id)
     writer.flush()
+    report.missing_paths = _unknown(walker.missing, manifest, states)
     _mark_deletions(store, walker.scopes, seen, report, plan.retired)
     if report.ingested or report.deleted or plan.retired:
         _resolve_links(store, sorted({scope.root_alias for scope in walker.scopes}))

@@ -1,9 +1,15 @@
 """Find the files a manifest allows, without opening anything it denies.
 
 Every decision here is made from names and ``lstat`` alone: absolute or parent-escaping
-paths, symbolic links, nested repositories (a folder holding its own ``.git``), denied path
-tokens, basename tokens and extensions, paths no source ref includes, and source refs whose
-classification is denied are counted by reason and never opened or listed further.
+paths, symbolic links, nested repositories (a folder holding its own ``.git``), names that are
+not valid UTF-8, anything that is not a regular file (FIFOs, devices, sockets), files with more
+than one hard link (another name may lie outside the root), denied path tokens, basename tokens
+and extensions, paths no source ref includes, and source refs whose classification is denied
+are counted by reason and never opened or listed further.
+
+``read_regular_file`` opens what the walk admitted without following a link or blocking, and
+checks again on the open descriptor, so a file swapped for a FIFO or a link after the walk is
+refused rather than read.
 """
 
 from __future__ import annotations
@@ -18,6 +24,45 @@ from pathlib import Path, PurePosixPath
 from akm.manifest import DenialReason, Manifest, SourceRef, is_absolute_path
 
 VCS_DIRECTORY = ".git"
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+class NotARegularFileError(OSError):
+    """What was opened is not a single-linked regular file (any more)."""
+
+
+def _file_denial(mode: int, links: int) -> DenialReason | None:
+    """Why a file with this ``lstat`` mode and link count may not be opened, or None."""
+    if not stat.S_ISREG(mode):
+        return DenialReason.NOT_REGULAR_FILE
+    if links > 1:
+        return DenialReason.HARD_LINK
+    return None
+
+
+def _valid_name(name: str) -> bool:
+    """Whether a file-system name decoded from bytes is valid UTF-8 (no surrogate escapes)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def read_regular_file(path: Path) -> bytes:
+    """The bytes of ``path``, opened without following a symlink or blocking on a FIFO.
+
+    Raises ``NotARegularFileError`` when what is opened is not a regular file with one link.
+    """
+    descriptor = os.open(path, _READ_FLAGS)
+    try:
+        info = os.fstat(descriptor)
+        if _file_denial(info.st_mode, info.st_nlink) is not None:
+            raise NotARegularFileError(f"{path.name} is not a regular file with a single link")
+        with os.fdopen(descriptor, "rb", closefd=False) as stream:
+            return stream.read()
+    finally:
+        os.close(descriptor)
 
 
 @dataclass(frozen=True)
@@ -62,6 +107,8 @@ class ManifestWalker:
         self.manifest = manifest
         self.denied = DenialCounter()
         self.scopes: list[WalkScope] = []
+        # Explicit paths that name nothing on disk (a stored source there is marked deleted).
+        self.missing: list[str] = []
         self._roots = manifest.root_aliases()
         self._refs_by_alias: dict[str, SourceRef] = {}
         for ref in manifest.source_refs:
@@ -80,6 +127,9 @@ class ManifestWalker:
             yield from self._explicit_path(raw)
 
     def _explicit_path(self, raw: str) -> Iterator[Candidate]:
+        if not _valid_name(raw):
+            self.denied.deny(DenialReason.NON_UTF8_NAME)
+            return
         if is_absolute_path(raw):
             self.denied.deny(DenialReason.ABSOLUTE_PATH)
             return
@@ -120,10 +170,20 @@ class ManifestWalker:
                 yield from self._walk_directory(alias, target, relative)
                 return
             self.scopes.append(WalkScope(alias, relative, True))
-            if target.exists():
-                candidate = self._file_candidate(alias, relative, target)
-                if candidate is not None:
-                    yield candidate
+            try:
+                info = target.lstat()
+            except FileNotFoundError:
+                self.missing.append(project_relative)
+                return
+            except OSError:
+                return
+            reason = _file_denial(info.st_mode, info.st_nlink)
+            if reason is not None:
+                self.denied.deny(reason)
+                return
+            candidate = self._file_candidate(alias, relative, target)
+            if candidate is not None:
+                yield candidate
             return
         self.denied.deny(DenialReason.NOT_INCLUDED)
 
@@ -141,14 +201,18 @@ class ManifestWalker:
         except OSError:
             return
         for entry in entries:
+            if not _valid_name(entry.name):
+                self.denied.deny(DenialReason.NON_UTF8_NAME)
+                continue
             child = f"{relative}/{entry.name}" if relative else entry.name
             if entry.is_symlink():
                 self.denied.deny(DenialReason.SYMLINK)
                 continue
             try:
-                mode = entry.stat(follow_symlinks=False).st_mode
+                info = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
+            mode = info.st_mode
             if stat.S_ISDIR(mode):
                 if entry.name == VCS_DIRECTORY:
                     continue
@@ -160,7 +224,9 @@ class ManifestWalker:
                     self.denied.deny(reason)
                     continue
                 yield from self._walk_directory(alias, Path(entry.path), child)
-            elif stat.S_ISREG(mode):
+            elif (reason := _file_denial(mode, info.st_nlink)) is not None:
+                self.denied.deny(reason)
+            else:
                 candidate = self._file_candidate(alias, child, Path(entry.path))
                 if candidate is not None:
                     yield candidate

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -130,13 +132,14 @@ def test_files_over_the_cap_are_never_opened(
     _capped_project(tmp_path, 1)
     manifest = _manifest(tmp_path, 1)
     opened: list[str] = []
-    original = Path.read_bytes
+    original = os.open
 
-    def recording_read_bytes(self: Path) -> bytes:
-        opened.append(self.name)
-        return original(self)
+    def recording_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        opened.append(Path(path).name)
+        return original(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", recording_read_bytes)
+    # Ingest opens sources through os.open (no symlink following, no blocking on a FIFO).
+    monkeypatch.setattr(os, "open", recording_open)
     report = ingest(sqlite_store, manifest)
     assert opened == ["a.md"]
     assert report.over_cap == 2
