@@ -9,6 +9,8 @@ rows/packets. Files are JSON, JSONL (one document per line) or YAML (one or more
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +25,11 @@ from akm.contract.violations import Violation
 
 DOCUMENT_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+# Evidence documents nest a dozen levels; anything far deeper is refused before validation,
+# whose recursive checks would otherwise exhaust the interpreter's stack.
+MAX_NESTING_DEPTH = 256
 _BINARY_PROBE_BYTES = 8192
+_READ_CHUNK_BYTES = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,19 +139,45 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _decode_text(path: Path, max_bytes: int) -> str:
+def _read_bounded(path: Path, max_bytes: int) -> bytes:
+    """At most ``max_bytes`` of a regular file, or UnreadableDocument.
+
+    The file is opened without blocking and checked on the open descriptor, so a FIFO, a
+    device (``/dev/zero``) or a socket is refused instead of read; reading stops one byte past
+    the limit, so a file whose reported size is wrong (or that grows) still cannot fill memory.
+    """
     try:
-        size = path.stat().st_size
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError as error:
         raise UnreadableDocument(f"{path}: no such file") from error
     except OSError as error:
         raise UnreadableDocument(f"{path}: cannot read: {error.strerror}") from error
-    if size > max_bytes:
-        raise UnreadableDocument(f"{path}: file is {size} bytes, over the limit of {max_bytes} bytes")
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise UnreadableDocument(f"{path}: cannot read: {error.strerror}") from error
+    with os.fdopen(descriptor, "rb") as stream:
+        try:
+            mode = os.fstat(descriptor).st_mode
+            if not stat.S_ISREG(mode):
+                raise UnreadableDocument(
+                    f"{path}: not a regular file (a FIFO, device or socket is never read)"
+                )
+            size = os.fstat(descriptor).st_size
+            if size > max_bytes:
+                raise UnreadableDocument(f"{path}: file is {size} bytes, over the limit of {max_bytes} bytes")
+            chunks: list[bytes] = []
+            total = 0
+            while total <= max_bytes and (
+                chunk := stream.read(min(_READ_CHUNK_BYTES, max_bytes + 1 - total))
+            ):
+                chunks.append(chunk)
+                total += len(chunk)
+        except OSError as error:
+            raise UnreadableDocument(f"{path}: cannot read: {error.strerror}") from error
+    if total > max_bytes:
+        raise UnreadableDocument(f"{path}: file is over the limit of {max_bytes} bytes")
+    return b"".join(chunks)
+
+
+def _decode_text(path: Path, max_bytes: int) -> str:
+    data = _read_bounded(path, max_bytes)
     if b"\x00" in data[:_BINARY_PROBE_BYTES]:
         raise UnreadableDocument(f"{path}: binary file (contains NUL bytes)")
     try:
@@ -157,9 +189,44 @@ def _decode_text(path: Path, max_bytes: int) -> str:
     return text
 
 
+def nesting_depth(document: object) -> int:
+    """How deeply lists and mappings nest in ``document`` (a scalar is 0), without recursion."""
+    deepest = 0
+    pending: list[tuple[object, int]] = [(document, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children: Iterable[object] = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth + 1)
+        if deepest > MAX_NESTING_DEPTH:
+            return deepest
+        pending.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _shallow(path: Path, documents: list[SourceDocument]) -> list[SourceDocument]:
+    for document in documents:
+        if nesting_depth(document.content) > MAX_NESTING_DEPTH:
+            where = f" line {document.line}" if document.line is not None else ""
+            raise UnreadableDocument(f"{path}:{where} nested deeper than {MAX_NESTING_DEPTH} levels")
+    return documents
+
+
 def read_documents(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> list[SourceDocument]:
     """Parse ``path`` into documents; raises UnreadableDocument for anything that is not one."""
     text = _decode_text(path, max_bytes)
+    try:
+        return _shallow(path, _parse(path, text))
+    except RecursionError as error:
+        # The parsers recurse once per nesting level: a hostile file exhausts the stack first.
+        raise UnreadableDocument(f"{path}: nested too deeply to parse") from error
+
+
+def _parse(path: Path, text: str) -> list[SourceDocument]:
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
         return list(_jsonl_documents(path, text))
@@ -258,11 +325,13 @@ def collect_files(paths: Iterable[Path]) -> tuple[list[Path], list[str]]:
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "DOCUMENT_SUFFIXES",
+    "MAX_NESTING_DEPTH",
     "FileReport",
     "Finding",
     "SourceDocument",
     "collect_files",
     "is_manifest",
+    "nesting_depth",
     "read_documents",
     "validate_document",
     "validate_file",
