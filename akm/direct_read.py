@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -121,20 +123,23 @@ class FileSourceReader:
         if pure.is_absolute() or re.match(r"^[A-Za-z]:", relative_path) or ".." in pure.parts:
             raise LocatorEscapeError(f"locator path {relative_path!r} is not inside the source root")
         candidate = self.root.joinpath(*pure.parts)
-        # Resolving follows symlinks, so a link pointing outside the root is caught here too.
-        resolved = candidate.resolve()
-        if not resolved.is_relative_to(self.root):
-            raise LocatorEscapeError(f"locator path {relative_path!r} resolves outside the source root")
-        return resolved
+        # Ingest never follows a link, so neither does a read: an indexed file replaced by a link
+        # (to a denied file in the root, or outside it) is refused before anything is opened.
+        current = self.root
+        for part in pure.parts:
+            current = current / part
+            if current.is_symlink():
+                raise LocatorEscapeError(f"locator path {relative_path!r} passes through a symbolic link")
+        return candidate
 
     def read(self, location: SourceLocation) -> ReadResult:
         path = self.resolve(location.path)
         if not path.exists():
             raise SourceMissingError(f"{location.path} no longer exists")
         try:
-            raw = path.read_bytes()
+            raw = _read_single_linked_file(path)
         except OSError as error:
-            raise SourceUnreadableError(f"{location.path} cannot be read: {error.strerror}") from error
+            raise SourceUnreadableError(f"{location.path} cannot be read: {error.strerror or error}") from error
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -145,6 +150,16 @@ class FileSourceReader:
             revision=_revision_label(checksum),
             checksum=checksum,
         )
+
+
+def _read_single_linked_file(path: Path) -> bytes:
+    """The bytes of a regular file with one link, opened without following a link or blocking."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(descriptor, "rb") as stream:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+            raise OSError(f"{path.name} is not a regular file with a single link")
+        return stream.read()
 
 
 def _passage_of_version(text: str, locator: Locator, checksum: str) -> str:
