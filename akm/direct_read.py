@@ -139,7 +139,9 @@ class FileSourceReader:
         try:
             raw = _read_single_linked_file(path)
         except OSError as error:
-            raise SourceUnreadableError(f"{location.path} cannot be read: {error.strerror or error}") from error
+            raise SourceUnreadableError(
+                f"{location.path} cannot be read: {error.strerror or error}"
+            ) from error
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as error:

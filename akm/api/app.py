@@ -34,17 +34,19 @@ DESCRIPTION = (
 def default_services(settings: Settings) -> ApiServices:
     """The production wiring: the configured store, the manifest scope, the answer pipeline."""
     from akm.manifest import load_manifest
-    from akm.service.pipeline import PipelineAnswerService, PipelineReverifyService
+    from akm.service.pipeline import PipelineAnswerService, PipelineReverifyService, SharedVerifier
     from akm.service.scope import SourceScope
 
     store = StoreHandle(settings.resolved_database_url)
     manifest = load_manifest(settings.manifest_path)
     scope = SourceScope(manifest)
+    # Answers and re-verification judge claims with one verifier.
+    verifier = SharedVerifier(settings)
     return ApiServices(
         store=store,
         scope=scope,
-        answers=PipelineAnswerService(settings, store.get),
-        reverify=PipelineReverifyService(settings, store.get, manifest, scope),
+        answers=PipelineAnswerService(settings, store.get, verifier),
+        reverify=PipelineReverifyService(settings, store.get, manifest, scope, verifier),
     )
 
 
@@ -100,7 +102,12 @@ def create_app(
     for module in (answers, lineage, audit, sources, validate, operations):
         app.include_router(module.router)
     # Added last = outermost: the request ID exists before the body limits answer.
-    app.add_middleware(BodyLimitMiddleware, max_bytes=limits.max_body_bytes)
+    app.add_middleware(
+        BodyLimitMiddleware,
+        max_bytes=limits.max_body_bytes,
+        max_header_bytes=limits.max_header_bytes,
+        body_timeout_s=limits.body_timeout_s,
+    )
     app.add_middleware(RequestContextMiddleware, metrics=metrics)
     app.openapi = lambda: _openapi_with_problem(app)  # type: ignore[method-assign]
     return app

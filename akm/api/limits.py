@@ -11,6 +11,10 @@ class ApiLimits(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="AKM_API_", extra="forbid")
 
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    # All request header names and values together; more is answered 431.
+    max_header_bytes: int = Field(default=32_768, ge=1024)
+    # Longest wait for the next piece of a request body; a client that stops sending gets 408.
+    body_timeout_s: float = Field(default=30.0, gt=0.0)
     max_question_chars: int = Field(default=4000, ge=1)
     max_page_size: int = Field(default=500, ge=1)
     default_page_size: int = Field(default=50, ge=1)

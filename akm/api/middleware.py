@@ -13,10 +13,19 @@ import time
 import uuid
 from typing import Any
 
+import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from akm.api.metrics import ServiceMetrics
-from akm.api.problems import PAYLOAD_TOO_LARGE, PROBLEM_MEDIA_TYPE, UNSUPPORTED_MEDIA_TYPE, problem_body
+from akm.api.problems import (
+    HEADERS_TOO_LARGE,
+    PAYLOAD_TOO_LARGE,
+    PROBLEM_MEDIA_TYPE,
+    REQUEST_TIMEOUT,
+    UNSUPPORTED_MEDIA_TYPE,
+    ProblemType,
+    problem_body,
+)
 
 REQUEST_ID_HEADER = "x-request-id"
 _ACCEPTED_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
@@ -96,17 +105,29 @@ class RequestContextMiddleware:
 
 
 class BodyLimitMiddleware:
-    """413 for bodies over ``max_bytes`` and 415 for bodies that are not JSON.
+    """431 for headers over ``max_header_bytes``, 413 for bodies over ``max_bytes``, 408 for a
+    body whose next piece does not arrive within ``body_timeout_s``, 415 for bodies that are not JSON.
 
     The body is read up to the limit before the app sees it, so a route never parses half of
-    an oversized request.
+    an oversized request, and a client that abandons its body is answered (and counted) as a
+    client error, not left to fail inside a route as a 500.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(
+        self, app: ASGIApp, max_bytes: int, max_header_bytes: int = 32_768, body_timeout_s: float = 30.0
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.max_header_bytes = max_header_bytes
+        self.body_timeout_s = body_timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            header_bytes = sum(len(name) + len(value) for name, value in scope.get("headers", []))
+            if header_bytes > self.max_header_bytes:
+                detail = f"the request headers are over the limit of {self.max_header_bytes} bytes"
+                await self._refuse(scope, send, HEADERS_TOO_LARGE, detail, maxBytes=self.max_header_bytes)
+                return
         if scope["type"] != "http" or scope["method"] not in _BODY_METHODS:
             await self.app(scope, receive, send)
             return
@@ -119,7 +140,12 @@ class BodyLimitMiddleware:
         size = 0
         more = True
         while more:
-            message = await receive()
+            with anyio.move_on_after(self.body_timeout_s) as waiting:
+                message = await receive()
+            if waiting.cancelled_caught:
+                detail = f"no part of the request body arrived for {self.body_timeout_s:g} s"
+                await self._refuse(scope, send, REQUEST_TIMEOUT, detail)
+                return
             if message["type"] == "http.disconnect":
                 return
             chunk = message.get("body", b"")
@@ -152,6 +178,19 @@ class BodyLimitMiddleware:
             return await receive()
 
         await self.app(scope, replay, send)
+
+    async def _refuse(self, scope: Scope, send: Send, kind: ProblemType, detail: str, **extra: Any) -> None:
+        await send_problem(
+            send,
+            scope,
+            problem_body(
+                kind,
+                detail,
+                instance=scope["path"],
+                request_id=scope.get("state", {}).get("request_id"),
+                **extra,
+            ),
+        )
 
     async def _too_large(self, scope: Scope, send: Send) -> None:
         await send_problem(

@@ -51,6 +51,8 @@ METHOD_NOT_ALLOWED = ProblemType("method-not-allowed", 405, "Method not allowed"
 NOT_ACCEPTABLE = ProblemType("not-acceptable", 406, "Not acceptable")
 PAYLOAD_TOO_LARGE = ProblemType("payload-too-large", 413, "Request body too large")
 UNSUPPORTED_MEDIA_TYPE = ProblemType("unsupported-media-type", 415, "Unsupported media type")
+REQUEST_TIMEOUT = ProblemType("request-timeout", 408, "Request body not received in time")
+HEADERS_TOO_LARGE = ProblemType("headers-too-large", 431, "Request headers too large")
 CONCURRENCY_LIMIT = ProblemType("concurrency-limit", 429, "Too many generation requests")
 CLIENT_CLOSED = ProblemType("client-closed-request", 499, "Client closed the request")
 INTERNAL = ProblemType("internal", 500, "Internal error")
@@ -67,6 +69,8 @@ PROBLEM_TYPES: tuple[ProblemType, ...] = (
     NOT_ACCEPTABLE,
     PAYLOAD_TOO_LARGE,
     UNSUPPORTED_MEDIA_TYPE,
+    REQUEST_TIMEOUT,
+    HEADERS_TOO_LARGE,
     CONCURRENCY_LIMIT,
     CLIENT_CLOSED,
     INTERNAL,

@@ -43,12 +43,15 @@ class AnswerOptionsIn(ApiModel):
     max_new_tokens: int | None = Field(default=None, ge=1, le=1024)
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     seed: int | None = Field(default=None, ge=0, le=2**32 - 1)
-    strict: bool | None = Field(default=None, description="return only supported claims")
+    # Strict: "yes", "1" or 1 is refused, not read as true (the schema says boolean).
+    strict: bool | None = Field(default=None, strict=True, description="return only supported claims")
 
 
 class AnswerIn(ApiModel):
     question: str = Field(min_length=1, description="the question; at most the server's question limit")
-    stream: bool = Field(default=False, description="stream server-sent events instead of one JSON object")
+    stream: bool = Field(
+        default=False, strict=True, description="stream server-sent events instead of one JSON object"
+    )
     options: AnswerOptionsIn = Field(default_factory=AnswerOptionsIn)
 
 

@@ -10,6 +10,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from akm import __version__
 from akm.settings import Settings, load_settings
@@ -54,10 +55,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
+    # A relative --manifest names a file from where the command runs, like any path argument.
+    manifest_path = str(Path(args.manifest_path).absolute()) if args.manifest_path else None
     return load_settings(
         data_dir=args.data_dir,
         database_url=args.database_url,
-        manifest_path=args.manifest_path,
+        manifest_path=manifest_path,
         target_model=args.target_model,
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import ipaddress
 import os
 import sys
 from pathlib import Path
@@ -77,6 +78,28 @@ def _migrate_once(settings: Settings) -> None:
         print(f"akm serve: warning: the store cannot be opened yet: {type(error).__name__}", file=sys.stderr)
 
 
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` keeps the API on this machine (127.0.0.0/8, ::1, localhost)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def exposure_warning(host: str) -> str | None:
+    """The start-up warning for an address other machines can reach: the API has no authentication."""
+    if is_loopback(host):
+        return None
+    return (
+        f"akm serve: warning: binding {host}, reachable from other machines, and the API has no "
+        "authentication: anyone who can connect can ask (and spend CPU), re-verify (which writes) and "
+        "read audits and metrics. Bind 127.0.0.1 behind an authenticating reverse proxy instead; "
+        "see docs/deployment.md."
+    )
+
+
 def run_serve(args: argparse.Namespace, settings: Settings) -> int:
     if not 0 < args.port < 65536:
         print(f"akm serve: error: --port must be 1-65535, got {args.port}", file=sys.stderr)
@@ -94,6 +117,9 @@ def run_serve(args: argparse.Namespace, settings: Settings) -> int:
     except ValueError as error:
         print(f"akm serve: error: invalid AKM_API_* setting: {error}", file=sys.stderr)
         return EXIT_USAGE
+    warning = exposure_warning(args.host)
+    if warning is not None:
+        print(warning, file=sys.stderr)
     _migrate_once(settings)
     _export_settings(settings)
     if args.load_models:
