@@ -13,12 +13,34 @@ STRICTNESS: dict[SupportLabel, int] = {"supported": 0, "insufficient": 1, "contr
 
 
 @dataclass(frozen=True, slots=True)
+class CheckOutcome:
+    """One check of a verdict: its name, whether the passage passed it, and why in words.
+
+    ``factor`` is what a failure multiplies the support score by (1.0 when passed), so the
+    reasons of a score can be read back check by check.
+    """
+
+    name: str
+    passed: bool
+    detail: str = ""
+    factor: float = 1.0
+
+    def to_json(self) -> dict[str, object]:
+        return {"check": self.name, "passed": self.passed, "detail": self.detail, "factor": self.factor}
+
+
+@dataclass(frozen=True, slots=True)
 class SupportJudgement:
     """A verifier's verdict on one claim against one passage.
 
     ``span`` is the [start, end) range of the passage the verdict rests on (the aligned
     sentences), or None when nothing aligned. ``decided_by`` names the check that settled the
     label and ``note`` says why in words. ``scores`` holds the measurements behind it.
+
+    ``support_score`` in [0, 1] says how well the passage supports the claim (None when the
+    verifier gives none); a claim is ``supported`` only when the score reaches the verifier's
+    threshold and no check failed. ``checks`` are the reasons: every check that ran, passed or
+    failed, in the order they ran.
     """
 
     label: SupportLabel
@@ -26,6 +48,30 @@ class SupportJudgement:
     note: str
     decided_by: str = ""
     scores: dict[str, float] = field(default_factory=dict)
+    support_score: float | None = None
+    checks: tuple[CheckOutcome, ...] = ()
+
+    @property
+    def failed_checks(self) -> tuple[str, ...]:
+        return tuple(check.name for check in self.checks if not check.passed)
+
+    @property
+    def passed_checks(self) -> tuple[str, ...]:
+        return tuple(check.name for check in self.checks if check.passed)
+
+    def to_json(self) -> dict[str, object]:
+        """The judgement as stored beside a claim's support record and returned to callers."""
+        return {
+            "label": self.label,
+            "span": list(self.span) if self.span is not None else None,
+            "note": self.note,
+            "decidedBy": self.decided_by,
+            "scores": dict(self.scores),
+            "supportScore": self.support_score,
+            "passedChecks": list(self.passed_checks),
+            "failedChecks": list(self.failed_checks),
+            "checks": [check.to_json() for check in self.checks],
+        }
 
 
 class ClaimVerifier(Protocol):

@@ -29,14 +29,27 @@ from dataclasses import dataclass
 
 from akm.claims.quantities import Quantity, months, quantities, same_amount
 from akm.claims.segmentation import TextSpan, sentence_spans, strip_citations
-from akm.verify.judgement import SupportJudgement, SupportLabel
+from akm.verify.judgement import CheckOutcome, SupportJudgement, SupportLabel
+from akm.verify.structure import (
+    Finding,
+    WindowIndex,
+    comparison_roles_finding,
+    degree_finding,
+    direction_finding,
+    hedge_finding,
+    list_finding,
+    near_verbatim,
+    predicate_finding,
+    proximity_finding,
+    relation_roles_finding,
+)
 from akm.verify.wording import (
     Word,
     compares,
     direction_neighbours,
+    direction_of,
     directions,
     form_set,
-    hedged,
     is_content_in,
     is_entity,
     is_polar,
@@ -47,6 +60,33 @@ from akm.verify.wording import (
     word_found,
     words,
 )
+
+DEFAULT_SUPPORT_THRESHOLD = 0.8
+# What a failed check multiplies the support score by. Checks that show the passage says
+# something else (a conflict, another direction, swapped roles, a reported statement) leave
+# at most a third of the score; checks that show it may say something else (a predicate word
+# unstated, words scattered) leave more, still below the default threshold. Coverage is the
+# score's base, so its own factor is 1.
+CHECK_FACTORS: dict[str, float] = {
+    "quantity": 0.1,
+    "polarity": 0.1,
+    "direction": 0.15,
+    "entity": 0.3,
+    "coverage": 1.0,
+    "polar-words": 0.3,
+    "comparison": 0.35,
+    "assertion": 0.3,
+    "hedge": 0.35,
+    "attribution": 0.25,
+    "roles": 0.25,
+    "list": 0.25,
+    "degree": 0.5,
+    "predicate": 0.6,
+    "modifier": 0.5,
+    "proximity": 0.7,
+}
+# A check whose failure is reported under an older, broader name.
+DECIDED_BY: dict[str, str] = {"polar-words": "polarity"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,16 +142,20 @@ def check_quantities(claim: str, window_text: str) -> QuantityCheck:
 class LexicalClaimVerifier:
     """Supports a claim only when one window of the passage states all of it (see module docstring).
 
-    ``support_coverage``: share of claim content words the window must contain.
+    ``support_threshold``: the support score a claim needs (the ``support_threshold`` setting);
+    with every check passed the score is the window's coverage of the claim's content words
+    less the joined-sentence charge, and each failed check multiplies it by its factor in
+    ``CHECK_FACTORS``. ``structural_checks``: run the checks of ``akm.verify.structure``.
     ``contradiction_coverage``: share needed before a mismatch counts as a contradiction
     rather than a gap. ``max_window_sentences``: how many consecutive sentences may align.
     """
 
-    support_coverage: float = 0.8
+    support_threshold: float = DEFAULT_SUPPORT_THRESHOLD
     contradiction_coverage: float = 0.75
     max_window_sentences: int = 2
     joined_sentence_charge: float = 0.1
     reject_hedged_passages: bool = True
+    structural_checks: bool = True
 
     def align(self, claim: str, claim_words: list[Word], passage: str) -> Alignment | None:
         """The best window: highest coverage (less the joined-sentence charge), then fewest sentences, then earliest."""
@@ -150,25 +194,57 @@ class LexicalClaimVerifier:
         claim_words = words(claim)
         content = [word for word in claim_words if is_content_in(word, claim)]
         if not content:
-            return SupportJudgement("insufficient", None, "the claim has no content words to check", "claim")
+            return SupportJudgement(
+                "insufficient", None, "the claim has no content words to check", "claim", {}, 0.0, ()
+            )
         alignment = self.align(claim, claim_words, passage)
         if alignment is None:
-            return SupportJudgement("insufficient", None, "the passage has no sentences", "alignment")
+            return SupportJudgement(
+                "insufficient", None, "the passage has no sentences", "alignment", {}, 0.0, ()
+            )
         span = (alignment.span.start, alignment.span.end)
         window_text = alignment.span.slice(passage)
         window_words = words(passage, alignment.span.start, alignment.span.end)
         scores = {"coverage": round(alignment.coverage, 4), "window_sentences": float(alignment.sentences)}
+        checks: list[CheckOutcome] = []
 
-        def judged(label: SupportLabel, decided_by: str, note: str) -> SupportJudgement:
-            return SupportJudgement(label, span, note, decided_by, scores)
+        def record(name: str, failure: str | None) -> None:
+            failed = failure is not None
+            checks.append(
+                CheckOutcome(name, not failed, failure or "", CHECK_FACTORS[name] if failed else 1.0)
+            )
 
         # An aim or a question ("to test whether X reduces Y") can neither support nor refute.
         can_contradict = not non_assertive(window_text)
         quantity = check_quantities(claim, window_text)
+        record("quantity", quantity.detail if quantity.outcome != "agree" else None)
+        polarity, polar_terms, clean = self._polarity_mismatch(claim, claim_words, passage, window_words)
+        record("polarity", polarity or None)
+        index = WindowIndex(passage, alignment.span)
+        direction = direction_finding(claim_words, index) if not polarity else None
+        record("direction", direction.detail if direction else None)
+        credit = max(0.0, self._credit(alignment.coverage, alignment.sentences))
+        for name, note in self._gaps(claim, claim_words, content, window_text, window_words):
+            if name == "comparison":
+                record(
+                    "coverage",
+                    None if credit >= self.support_threshold - 1e-12 else self._coverage_note(alignment),
+                )
+            record(name, note)
+        for finding in self._structure(claim, claim_words, index):
+            checks.append(CheckOutcome(finding.check, False, finding.detail, CHECK_FACTORS[finding.check]))
+        score = credit
+        for check in checks:
+            score *= check.factor
+        score = round(min(1.0, score), 4)
+        outcome = tuple(checks)
+
+        def judged(label: SupportLabel, decided_by: str, note: str) -> SupportJudgement:
+            return SupportJudgement(label, span, note, decided_by, scores, score, outcome)
+
         if quantity.outcome == "conflict":
             label = self._mismatch_label(content, alignment, ()) if can_contradict else "insufficient"
             return judged(label, "quantity", quantity.detail)
-        polarity, polar_terms, clean = self._polarity_mismatch(claim, claim_words, passage, window_words)
         if polarity:
             label = (
                 self._mismatch_label(content, alignment, polar_terms)
@@ -176,27 +252,44 @@ class LexicalClaimVerifier:
                 else "insufficient"
             )
             return judged(label, "polarity", polarity)
+        if direction is not None:
+            terms = tuple(stem(word.joined) for word in claim_words if direction_of(word))
+            label = self._mismatch_label(content, alignment, terms) if can_contradict else "insufficient"
+            return judged(label, "direction", direction.detail)
         if quantity.outcome == "missing":
             return judged("insufficient", "quantity", quantity.detail)
-        gap = self._first_gap(claim, claim_words, content, alignment, window_text, window_words)
-        if gap is not None:
-            return judged("insufficient", *gap)
+        failed = next((check for check in checks if not check.passed), None)
+        if failed is not None:
+            return judged("insufficient", DECIDED_BY.get(failed.name, failed.name), failed.detail)
+        if score < self.support_threshold - 1e-12:
+            return judged(
+                "insufficient",
+                "score",
+                f"support score {score:.2f} is below the threshold {self.support_threshold:.2f}",
+            )
         return judged(
             "supported",
             "all-checks",
-            f"window covers {alignment.coverage:.0%} of the claim's content words; quantities, names and polarity agree",
+            f"window covers {alignment.coverage:.0%} of the claim's content words; quantities, names, "
+            f"polarity, direction and roles agree (support score {score:.2f})",
         )
 
-    def _first_gap(
+    def _coverage_note(self, alignment: Alignment) -> str:
+        needed = self.support_threshold + self.joined_sentence_charge * (alignment.sentences - 1)
+        return (
+            f"best window covers {alignment.coverage:.0%} of the claim's content words"
+            f" (needs {needed:.0%}); missing: {', '.join(alignment.missing)}"
+        )
+
+    def _gaps(
         self,
         claim: str,
         claim_words: list[Word],
         content: list[Word],
-        alignment: Alignment,
         window_text: str,
         window_words: list[Word],
-    ) -> tuple[str, str] | None:
-        """The first support check the window fails, as (check, note); None when all pass."""
+    ) -> list[tuple[str, str | None]]:
+        """The outcome of each gap check (None when it passed), for the score's reasons."""
         forms = form_set(window_words)
         first_word = claim_words[0] if claim_words else None
         absent = [
@@ -204,24 +297,53 @@ class LexicalClaimVerifier:
             for word in claim_words
             if is_entity(word, word is first_word) and not word_found(word, forms)
         ]
-        if absent:
-            return "entity", f"names not in the passage: {', '.join(absent)}"
-        needed = self.support_coverage + self.joined_sentence_charge * (alignment.sentences - 1)
-        if alignment.coverage < needed - 1e-12:
-            return "coverage", (
-                f"best window covers {alignment.coverage:.0%} of the claim's content words"
-                f" (needs {needed:.0%}); missing: {', '.join(alignment.missing)}"
-            )
         absent_polar = [word.surface for word in content if is_polar(word) and not word_found(word, forms)]
-        if absent_polar:
-            return "polarity", f"the passage does not state the claim's {', '.join(absent_polar)}"
-        if compares(claim) and not compares(window_text):
-            return "comparison", "the claim compares but the passage states no comparison"
-        if non_assertive(window_text):
-            return "assertion", "the passage states an aim, question or method, not a finding"
-        if self.reject_hedged_passages and hedged(window_words) and not hedged(claim_words):
-            return "hedge", "the passage hedges what the claim asserts"
-        return None
+        return [
+            ("entity", f"names not in the passage: {', '.join(absent)}" if absent else None),
+            (
+                "polar-words",
+                f"the passage does not state the claim's {', '.join(absent_polar)}" if absent_polar else None,
+            ),
+            (
+                "comparison",
+                "the claim compares but the passage states no comparison"
+                if compares(claim) and not compares(window_text)
+                else None,
+            ),
+            (
+                "assertion",
+                "the passage states an aim, question or method, not a finding"
+                if non_assertive(window_text)
+                else None,
+            ),
+        ]
+
+    def _structure(self, claim: str, claim_words: list[Word], index: WindowIndex) -> list[Finding]:
+        """Failed structural checks (see akm.verify.structure); a near-verbatim quote skips all but hedges."""
+        findings: list[Finding] = []
+        if self.reject_hedged_passages:
+            hedge = hedge_finding(claim, claim_words, index)
+            if hedge is not None:
+                findings.append(hedge)
+        if not self.structural_checks:
+            return findings
+        degree = degree_finding(claim_words, index)
+        if degree is not None:
+            findings.append(degree)
+        if not self.structural_checks or near_verbatim(claim_words, index, claim):
+            return findings
+        first_word = claim_words[0] if claim_words else None
+        anchors = [word for word in claim_words if is_entity(word, word is first_word)]
+        for finding in (
+            comparison_roles_finding(claim, claim_words, index),
+            relation_roles_finding(claim, claim_words, index),
+            list_finding(claim, claim_words, index, anchors),
+            predicate_finding(claim_words, index),
+            proximity_finding(claim, claim_words, index),
+        ):
+            if finding is not None:
+                findings.append(finding)
+        return findings
 
     def _mismatch_label(
         self, content: list[Word], alignment: Alignment, polar_terms: tuple[str, ...]

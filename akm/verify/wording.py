@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from akm.verify.lexicon import DOWN_WORDS, UP_WORDS
+
 STOPWORDS: frozenset[str] = frozenset(
     ["a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "aren't", "as", "at", "be", "because", "been", "before", "being", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "either", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "nor", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "s", "t", "via", "per", "thus", "therefore", "however", "within", "upon", "among", "amongst", "whether", "one", "ones", "it's", "that's", "there's", "been", "become", "becomes", "became", "using", "used", "use", "uses", "based", "including", "include", "includes", "included", "overall", "respectively"]
 )  # fmt: skip
@@ -25,10 +27,10 @@ HEDGES: frozenset[str] = frozenset(
     ["may", "might", "could", "possibly", "possible", "potentially", "potential", "perhaps", "suggest", "suggests", "suggested", "suggesting", "suggestive", "likely", "unlikely", "probably", "presumably", "appear", "appears", "appeared", "seem", "seems", "seemed", "hypothesize", "hypothesise", "hypothesized", "hypothesised", "hypothesis", "propose", "proposed", "speculate", "unclear", "uncertain", "putative"]
 )  # fmt: skip
 # Stems of words that say a quantity goes up / down.
-DIRECTION_UP: frozenset[str] = frozenset(
+_DIRECTION_UP_STEMS: frozenset[str] = frozenset(
     ["increas", "rais", "elevat", "higher", "greater", "more", "enhanc", "upregulat", "up-regulat", "promot", "improv", "gain", "boost", "accelerat", "stimulat", "exceed", "larger", "rise", "rose", "risen", "augment", "amplif", "positiv", "major", "most", "highest", "maximal", "overexpress", "strengthen", "extend", "prolong"]
 )  # fmt: skip
-DIRECTION_DOWN: frozenset[str] = frozenset(
+_DIRECTION_DOWN_STEMS: frozenset[str] = frozenset(
     ["decreas", "reduc", "lower", "less", "fewer", "diminish", "downregulat", "down-regulat", "inhibit", "suppress", "impair", "loss", "los", "declin", "drop", "attenuat", "smaller", "slow", "negativ", "minor", "least", "lowest", "minimal", "weaken", "shorten", "fell", "fall", "fallen"]
 )  # fmt: skip
 # Pairs of stems that cannot both describe the same state.
@@ -147,6 +149,9 @@ def stem(word: str) -> str:
     lowered = lowered.removesuffix("'s").removesuffix("'")
     if lowered in _IRREGULAR:
         lowered = _IRREGULAR[lowered]
+    if len(lowered) > 5:
+        # British and American spellings meet: ischaemic/ischemic, oestrogen/estrogen.
+        lowered = lowered.replace("ae", "e").replace("oe", "e")
     if len(lowered) <= 3 or not lowered.isalpha():
         return lowered
     for suffix, replacement in _SUFFIXES:
@@ -164,6 +169,12 @@ def stem(word: str) -> str:
     if len(lowered) > 3 and lowered[-1] == lowered[-2] and lowered[-1] not in "lsz" and lowered[-1].isalpha():
         lowered = lowered[:-1]
     return lowered
+
+
+# Stems (and whole words) that say a quantity goes up / down: the curated lexicon, stemmed
+# with the stemmer above so every inflection meets its entry.
+DIRECTION_UP: frozenset[str] = _DIRECTION_UP_STEMS | {stem(word) for word in UP_WORDS} | set(UP_WORDS)
+DIRECTION_DOWN: frozenset[str] = _DIRECTION_DOWN_STEMS | {stem(word) for word in DOWN_WORDS} | set(DOWN_WORDS)
 
 
 def words(text: str, start: int = 0, end: int | None = None) -> list[Word]:
