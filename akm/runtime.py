@@ -94,7 +94,7 @@ class Runtime:
     @property
     def verifier(self) -> ClaimVerifier:
         if self._verifier is None:
-            lexical = LexicalClaimVerifier()
+            lexical = LexicalClaimVerifier(support_threshold=self.settings.support_threshold)
             if self.settings.nli_model:
                 try:
                     nli = NLIVerifier.from_directory(self.settings.nli_model, device=self.settings.device)

@@ -36,6 +36,7 @@ class Settings(BaseSettings):
     draft_model: str = ""
     embedding_model: str = "minilm"
     nli_model: str = ""
+    support_threshold: float = Field(default=0.8, ge=0.0, le=1.0)
     device: str = "cpu"
     dtype: str = "float32"
     prepack_weights: bool = True

@@ -35,6 +35,7 @@ from akm.contract.models import (
 )
 from akm.contract.states import mark_conflicted, promote_to_claim_supported
 from akm.verify import ClaimVerifier, SupportJudgement, SupportLabel
+from akm.verify.judgement import CheckOutcome
 
 SUPPORT_ACTOR = "akm.support"
 QUOTE_LIMIT = 240
@@ -73,6 +74,8 @@ class RowJudgement:
     note: str
     decided_by: str
     cited: bool
+    support_score: float | None = None
+    checks: tuple[CheckOutcome, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -83,7 +86,18 @@ class RowJudgement:
             "decidedBy": self.decided_by,
             "cited": self.cited,
             "evidenceNumber": self.number,
+            "supportScore": self.support_score,
+            "failedChecks": [check.name for check in self.checks if not check.passed],
+            "checks": [check.to_json() for check in self.checks],
         }
+
+    @property
+    def score_reasons(self) -> tuple[str, ...]:
+        """The checks behind the support score in words: "roles failed: ...", "coverage passed"."""
+        return tuple(
+            f"{check.name} passed" if check.passed else f"{check.name} failed: {check.detail}"
+            for check in self.checks
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +111,10 @@ class ClaimAssessment:
     contradicting_row_ids: tuple[str, ...]
     referenced_row_ids: tuple[str, ...]
     record: Claim
+    # The best support score any directly read passage gave the claim (None when no passage was
+    # judged or the verifier gives no score), and the checks behind it in words.
+    support_score: float | None = None
+    score_reasons: tuple[str, ...] = ()
 
     @property
     def claim_id(self) -> str:
@@ -142,6 +160,8 @@ def judge_all(
                     note=judgement.note,
                     decided_by=judgement.decided_by,
                     cited=item.number in claim.cited_evidence,
+                    support_score=judgement.support_score,
+                    checks=judgement.checks,
                 )
             )
     return tuple(judgements)
@@ -233,6 +253,7 @@ def apply_support(
             cited = [j for j in judged if j.cited]
             citation = "cited" if cited else ("attributed" if judged else "none")
             referenced = _referenced_rows(outcome, cited, judged, supporting[claim.claim_id], against)
+        best = _best_scored(supports if outcome == "supported" else judged)
         record = Claim(
             claim_id=claim.claim_id,
             claim_text=claim.text,
@@ -251,6 +272,8 @@ def apply_support(
                 contradicting_row_ids=tuple(j.evidence_id for j in against),
                 referenced_row_ids=referenced,
                 record=record,
+                support_score=best.support_score if best is not None else None,
+                score_reasons=best.score_reasons if best is not None else (),
             )
         )
         if outcome in ("unsupported", "contradicted"):
@@ -289,6 +312,14 @@ def apply_support(
         missing_evidence=tuple(missing),
         judgements=judgements,
     )
+
+
+def _best_scored(judgements: Sequence[RowJudgement]) -> RowJudgement | None:
+    """The judgement with the highest support score (the first one when none has a score)."""
+    scored = [j for j in judgements if j.support_score is not None]
+    if scored:
+        return max(scored, key=lambda j: j.support_score or 0.0)
+    return judgements[0] if judgements else None
 
 
 def _referenced_rows(

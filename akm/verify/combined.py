@@ -11,7 +11,8 @@ class StrictestOf:
     Strictness orders supported < insufficient < contradicted, so a claim is supported only
     when every member supports it; an added member (an NLI model, say) can turn "supported"
     into "insufficient" or "contradicted" but never the reverse. The span and checks of the
-    member that decided are kept; the notes of all members are joined.
+    member that decided are kept; the notes and checks of all members are joined, and the
+    support score is the lowest any member gave.
     """
 
     def __init__(self, *verifiers: ClaimVerifier) -> None:
@@ -27,10 +28,14 @@ class StrictestOf:
             f"{type(verifier).__name__}: {judgement.label} ({judgement.note})"
             for verifier, judgement in zip(self.verifiers, judgements, strict=True)
         )
+        # The score can only fall as well: the lowest score any member gave.
+        member_scores = [j.support_score for j in judgements if j.support_score is not None]
         return SupportJudgement(
             label=deciding.label,
             span=deciding.span,
             note=notes,
             decided_by=f"{type(self.verifiers[judgements.index(deciding)]).__name__}:{deciding.decided_by}",
             scores=dict(deciding.scores),
+            support_score=min(member_scores) if member_scores else None,
+            checks=tuple(check for judgement in judgements for check in judgement.checks),
         )

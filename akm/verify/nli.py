@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from akm.claims.segmentation import sentence_spans
-from akm.verify.judgement import SupportJudgement, SupportLabel
+from akm.verify.judgement import CheckOutcome, SupportJudgement, SupportLabel
 
 
 class NLIModelError(RuntimeError):
@@ -114,10 +114,19 @@ class NLIVerifier:
         else:
             label, index = "insufficient", entail_index
         note = f"entailment {entail:.2f}, contradiction {contradict:.2f}"
+        entailed = entail >= self.entail_threshold
+        check = CheckOutcome(
+            "entailment",
+            entailed,
+            "" if entailed else f"entailment {entail:.2f} is below {self.entail_threshold:.2f}",
+            1.0 if entailed else round(entail, 4),
+        )
         return SupportJudgement(
             label,
             windows[index],
             note,
             "nli",
             {"entailment": round(entail, 4), "contradiction": round(contradict, 4)},
+            round(entail, 4),
+            (check,),
         )
