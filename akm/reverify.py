@@ -11,13 +11,23 @@ For each source (one, or every source the store knows):
 3. the re-verified packet is stored as a NEW packet of the same task (the next run sequence),
    with its verdict and reasons; the earlier packet, its rows and events stay as they were.
 
-Everything for one source is written in one transaction.
+Everything for one source is written in one transaction: the rows made stale and the packets
+appended together, or nothing. A source left with live rows read at another version (a failed
+or interrupted re-verification, an answer stored while its source changed) is found again by
+``EvidenceStore.sources_awaiting_reverification``, so the next ingest or ``akm reverify`` redoes it.
+
+Within a re-verified packet every evidence ID appears once by construction: the packet's rows
+and the rows read on re-verification live in one mapping keyed by evidence ID; a current
+passage whose row is already in the packet and still live is reused, never added twice.
+
+Claims are judged by the same verifier that answering uses (the runtime's: lexical, or the
+strictest of lexical and NLI when an NLI model is configured), passed in by the caller.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +49,7 @@ from akm.source_readers import RootReaders
 from akm.store import EvidenceStore, StoredChunk
 from akm.store.repository import SourceInfo
 from akm.support import quote_of
-from akm.verify import ClaimVerifier, LexicalClaimVerifier
+from akm.verify import ClaimVerifier, SupportJudgement
 
 REVERIFY_ACTOR = "akm.reverify"
 _TERMINAL = {state.value for state in TERMINAL_STATES}
@@ -108,15 +118,27 @@ def _all_sources(store: EvidenceStore) -> list[SourceInfo]:
         after = page[-1].source_id
 
 
+class DeferredVerifier:
+    """A verifier built on its first use, so a run with nothing to re-check loads no model."""
+
+    def __init__(self, build: Callable[[], ClaimVerifier]) -> None:
+        self._build = build
+        self._verifier: ClaimVerifier | None = None
+
+    def verify(self, claim: str, passage: str) -> SupportJudgement:
+        if self._verifier is None:
+            self._verifier = self._build()
+        return self._verifier.verify(claim, passage)
+
+
 def reverify(
     store: EvidenceStore,
     manifest: Manifest,
     source_id: str | None = None,
     *,
-    verifier: ClaimVerifier | None = None,
+    verifier: ClaimVerifier,
 ) -> ReverifyReport:
     """Re-verify everything that relied on ``source_id`` (or on any source); see the module docstring."""
-    verifier = verifier or LexicalClaimVerifier()
     report = ReverifyReport()
     if source_id is not None:
         info = store.get_source(source_id)
@@ -131,18 +153,18 @@ def reverify(
     return report
 
 
-def reverify_sources(store: EvidenceStore, manifest: Manifest, source_ids: Sequence[str]) -> list[str]:
-    """Re-verify after ingest saw these sources change or disappear; the report's summary lines."""
-    if not source_ids:
-        return []
+def reverify_sources(
+    store: EvidenceStore, manifest: Manifest, source_ids: Sequence[str], *, verifier: ClaimVerifier
+) -> ReverifyReport:
+    """Re-verify after ingest: the sources it saw change or disappear, and any left over from
+    an earlier re-verification that failed or was interrupted."""
     report = ReverifyReport()
-    verifier = LexicalClaimVerifier()
-    for source_id in dict.fromkeys(source_ids):
+    for source_id in dict.fromkeys([*source_ids, *store.sources_awaiting_reverification()]):
         info = store.get_source(source_id)
         if info is not None:
             report.sources_checked.append(source_id)
             _reverify_source(store, manifest, info, verifier, report)
-    return report.summary_lines()
+    return report
 
 
 def _current_version(info: SourceInfo) -> tuple[str, str] | None:
@@ -194,7 +216,9 @@ def _reverify_source(
             )
 
     tasks = dict.fromkeys(dependent.task_id for dependent in store.dependents_of_source(info.source_id))
-    rebuilt: list[tuple[EvidencePacket, list[EvidenceRow], dict[str, Any], PacketReverification]] = []
+    rebuilt: list[
+        tuple[EvidencePacket, list[tuple[EvidenceRow, int]], dict[str, Any], PacketReverification]
+    ] = []
     for task_id in tasks:
         packet_ids = store.packets_of_task(task_id)
         latest = store.get_packet(packet_ids[-1]) if packet_ids else None
@@ -236,7 +260,7 @@ def _reverify_source(
         for row, since in invalidated:
             record_history(tx, [row], packet_id="", since=since)
         for packet, new_rows, judgements, _summary in rebuilt:
-            tx.save_rows(new_rows)
+            tx.save_rows(row for row, _ in new_rows)
             tx.save_packet(packet.to_json())
             for claim in packet.claims:
                 for row_id in claim.support_row_ids:
@@ -250,7 +274,8 @@ def _reverify_source(
                             note=str(judgement["note"]),
                             detail=judgement,
                         )
-            record_history(tx, new_rows, packet.packet_id)
+            for row, since in new_rows:
+                record_history(tx, [row], packet.packet_id, since=since)
     report.packets.extend(summary for *_, summary in rebuilt)
 
 
@@ -263,17 +288,22 @@ def _reverified_packet(
     verifier: ClaimVerifier,
     run_sequence: int,
     at: str,
-) -> tuple[EvidencePacket, list[EvidenceRow], dict[str, Any]]:
+) -> tuple[EvidencePacket, list[tuple[EvidenceRow, int]], dict[str, Any]]:
+    """The packet re-verified against the current text, the rows read or promoted now (each with
+    its history length before), and the verifier's judgements by claim and row."""
     outdated_ids = {row.evidence_id for row in outdated}
     source_id = outdated[0].source.source_id
-    old_revision = outdated[0].source.version.revision
+    old_revisions = tuple(dict.fromkeys(row.source.version.revision for row in outdated))
+    # One mapping keyed by evidence ID holds the packet's rows and the rows read now, so no
+    # evidence ID can enter the packet twice.
     rows: dict[str, EvidenceRow] = {}
     for row in previous.evidence_rows:
         changed = _invalidated(row, current, at) if row.evidence_id in outdated_ids else None
         rows[row.evidence_id] = changed or row
     chunks = store.chunks_of_source(source_id) if current is not None else []
     readers = RootReaders(manifest, reader_id=REVERIFY_ACTOR)
-    new_rows: dict[str, EvidenceRow] = {}
+    # Rows read or promoted now, with how many history events they had before (0: new rows).
+    read_now: dict[str, int] = {}
     judgements: dict[str, Any] = {}
     claims: list[Claim] = []
     replacement: dict[str, str] = {}
@@ -283,10 +313,12 @@ def _reverified_packet(
             claims.append(claim)
             continue
         kept = [row_id for row_id in claim.support_row_ids if row_id not in outdated_ids]
-        found = _current_support(claim, chunks, manifest, readers, verifier, new_rows, at)
+        found = _current_support(claim, chunks, manifest, readers, verifier, rows, at)
         if found is not None:
             row, judgement = found
-            new_rows[row.evidence_id] = row
+            before = rows.get(row.evidence_id)
+            read_now.setdefault(row.evidence_id, len(before.verification.history or ()) if before else 0)
+            rows[row.evidence_id] = row
             judgements[f"{claim.claim_id}\n{row.evidence_id}"] = judgement
             for row_id in relied:
                 replacement[row_id] = row.evidence_id
@@ -309,7 +341,8 @@ def _reverified_packet(
                     update={
                         "support_row_ids": tuple(kept) if still_supported else claim.support_row_ids,
                         "status": "supported" if still_supported else "unsupported",
-                        "notes": f"{claim.notes}; re-verification: {source_id} changed from {old_revision}: {reason}",
+                        "notes": f"{claim.notes}; re-verification: {source_id} changed from "
+                        f"{', '.join(old_revisions)}: {reason}",
                     }
                 )
             )
@@ -320,7 +353,6 @@ def _reverified_packet(
         for name, value in previous.metrics.model_dump().items()
         if isinstance(value, int | float) and not isinstance(value, bool)
     }
-    revision = current[0] if current is not None else "deleted"
     packet = assemble_packet(
         manifest=manifest,
         task_id=previous.task_id,
@@ -329,7 +361,7 @@ def _reverified_packet(
         query_class=previous.query.query_class,
         lanes_run=previous.lanes_run,
         fusion=previous.fusion,
-        rows=[*rows.values(), *new_rows.values()],
+        rows=list(rows.values()),
         claims=claims,
         conflicts=previous.conflicts,
         missing_evidence=missing,
@@ -338,12 +370,26 @@ def _reverified_packet(
         run_sequence=run_sequence,
         project=previous.project,
         context_reasons=(
-            f"re-verification of {previous.packet_id}: source {source_id} changed from revision "
-            f"{old_revision} to {revision}",
+            f"re-verification of {previous.packet_id}: {_change(source_id, outdated, current)}",
         ),
         at=at,
     )
-    return packet, list(new_rows.values()), judgements
+    return packet, [(rows[row_id], since) for row_id, since in read_now.items()], judgements
+
+
+def _change(source_id: str, outdated: Sequence[EvidenceRow], current: tuple[str, str] | None) -> str:
+    """What happened to the source, never "from X to X": equal labels are told apart by checksum."""
+    if current is None:
+        return f"source {source_id} was deleted"
+    revision, checksum = current
+    before = list(dict.fromkeys(row.source.version.revision for row in outdated))
+    if revision not in before:
+        return f"source {source_id} changed from revision {', '.join(before)} to {revision}"
+    checksums = dict.fromkeys((row.source.version.checksum or "unknown")[:12] for row in outdated)
+    return (
+        f"source {source_id} changed at revision {revision}: "
+        f"checksum {', '.join(checksums)} is now {checksum[:12]}"
+    )
 
 
 def _current_support(
@@ -352,19 +398,27 @@ def _current_support(
     manifest: Manifest,
     readers: RootReaders,
     verifier: ClaimVerifier,
-    new_rows: dict[str, EvidenceRow],
+    rows: dict[str, EvidenceRow],
     at: str,
 ) -> tuple[EvidenceRow, dict[str, Any]] | None:
-    """A row at the current revision that supports the claim, read and promoted, or None."""
+    """A row at the current revision that supports the claim, read and promoted, or None.
+
+    ``rows`` are the packet's rows by evidence ID: a passage whose row is already there is
+    reused while it is live, and skipped once terminal (a terminal row never recovers).
+    """
     refs = {ref.source_id: ref for ref in manifest.source_refs}
     for chunk in chunks:
-        judgement = verifier.verify(claim.claim_text, chunk.text)
         ref = refs.get(chunk.source_ref_id)
-        if judgement.label != "supported" or ref is None:
+        if ref is None:
             continue
-        candidate = new_rows.get(_chunk_row_id(chunk))
-        if candidate is None:
-            built = candidate_from_chunk(
+        existing = rows.get(_chunk_row_id(chunk))
+        if existing is not None and existing.verification.state in _TERMINAL:
+            continue
+        judgement = verifier.verify(claim.claim_text, chunk.text)
+        if judgement.label != "supported":
+            continue
+        if existing is None or existing.verification.state == "candidate":
+            built = existing or candidate_from_chunk(
                 chunk,
                 manifest,
                 ref,
@@ -383,6 +437,7 @@ def _current_support(
             candidate = outcome.row
             passage = outcome.read.text
         else:
+            candidate = existing
             passage = chunk.text
         quote = quote_of(passage, judgement.span)
         promoted = promote_to_claim_supported(
@@ -449,6 +504,7 @@ def _requeued(
 
 __all__ = [
     "REVERIFY_ACTOR",
+    "DeferredVerifier",
     "PacketReverification",
     "ReverifyReport",
     "UnknownSourceError",

@@ -8,7 +8,13 @@ Progress goes to stderr (a redrawn bar on a terminal, a plain line every few sec
 otherwise); the summary (counts only, no denied names) to stdout, or the JSON report with
 ``--json``.
 
-Exit status: 0 done, 2 unusable manifest, corpus, model or database.
+Changed or deleted sources, and any left pending by an earlier re-verification that failed or
+was interrupted, are re-verified afterwards with the runtime's verifier (the one answering uses),
+one transaction per source. A failed re-verification leaves its sources pending for the next
+ingest or ``akm reverify``; the ingested sources stay stored.
+
+Exit status: 0 done, 2 unusable manifest, corpus, model or database, or a PATH that names nothing,
+4 the sources were stored but re-verification failed (it stays pending and is retried).
 """
 
 from __future__ import annotations
@@ -26,13 +32,16 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from akm.embedding import Embedder, EmbeddingModelError, load_embedder
 from akm.ingest import CAP_FIELD, IngestError, IngestProgress, IngestReport, ingest, ingest_corpus
-from akm.manifest import ManifestError, load_manifest
-from akm.reverify import reverify_sources
+from akm.manifest import Manifest, ManifestError, load_manifest
+from akm.packet import InvalidPacketError
+from akm.reverify import DeferredVerifier, ReverifyReport, reverify_sources
+from akm.runtime import ModelUnavailableError, Runtime
 from akm.settings import Settings
-from akm.store import open_store
+from akm.store import EvidenceStore, open_store
 
 EXIT_OK = 0
 EXIT_USAGE = 2
+EXIT_REVERIFY_FAILED = 4
 BAR_WIDTH = 20
 LOG_INTERVAL_S = 2.0
 REDRAW_INTERVAL_S = 0.1
@@ -211,6 +220,26 @@ def _cap_notice(report: IngestReport, unit: str, manifest_path: Path) -> str:
     )
 
 
+def _reverify_after(
+    store: EvidenceStore, manifest: Manifest, report: IngestReport, settings: Settings
+) -> ReverifyReport | str:
+    """Re-verify what the ingest changed (and anything pending); the failure message when it fails."""
+    runtime = Runtime.from_settings(settings)
+    try:
+        return reverify_sources(
+            store,
+            manifest,
+            report.changed_source_ids + report.deleted_source_ids,
+            verifier=DeferredVerifier(lambda: runtime.verifier),
+        )
+    except (InvalidPacketError, ModelUnavailableError, SQLAlchemyError) as error:
+        return (
+            f"akm ingest: the sources were stored, but re-verification failed ({type(error).__name__}: "
+            f"{error}); what relied on them stays pending and is re-verified by the next "
+            "`akm ingest` or `akm reverify`"
+        )
+
+
 def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
     display = None if args.quiet else ProgressDisplay()
     try:
@@ -220,6 +249,7 @@ def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
         print(f"akm ingest: {error}", file=sys.stderr)
         return EXIT_USAGE
     unit = "files"
+    reverified: ReverifyReport | str | None = None
     try:
         if args.corpus is not None and args.paths:
             print("akm ingest: give either PATHs or --corpus, not both", file=sys.stderr)
@@ -241,11 +271,16 @@ def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
             report = ingest(
                 store, manifest, args.paths or None, embedder=embedder, progress=display, **kwargs
             )
+            if report.missing_paths:
+                if display is not None:
+                    display.close()
+                for path in report.missing_paths:
+                    print(
+                        f"akm ingest: {path}: no such file or folder in the manifest's roots", file=sys.stderr
+                    )
+                return EXIT_USAGE
             # Changed, deleted or retired sources invalidate what was verified against them.
-            for line in reverify_sources(
-                store, manifest, report.changed_source_ids + report.deleted_source_ids
-            ):
-                print(line, file=sys.stderr)
+            reverified = _reverify_after(store, manifest, report, settings)
     except (ManifestError, IngestError, EmbeddingModelError) as error:
         if display is not None:
             display.close()
@@ -258,4 +293,10 @@ def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
     _print_report(report, args.json)
     if report.over_cap:
         print(_cap_notice(report, unit, settings.manifest_path), file=sys.stderr)
+    if isinstance(reverified, str):
+        print(reverified, file=sys.stderr)
+        return EXIT_REVERIFY_FAILED
+    if reverified is not None and reverified.sources_checked:
+        for line in reverified.summary_lines():
+            print(line, file=sys.stderr)
     return EXIT_OK

@@ -3,7 +3,12 @@
 Rows read at an old revision become stale (rejected when the source is gone); the latest packet
 of each affected task gets a new packet with a new verdict; nothing earlier is overwritten.
 
-Exit status: 0 done, 2 unknown source, unusable manifest or database.
+Claims are judged by the runtime's verifier, the one answering uses (with the NLI model when one
+is configured). Each source is re-verified in one transaction: a run that stops part-way leaves the
+sources it did not finish pending, and the next run (or ingest) picks them up.
+
+Exit status: 0 done, 2 unknown source, unusable manifest, database or verifier model,
+4 a re-verified packet failed validation (nothing of that source was stored).
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from akm.manifest import ManifestError, load_manifest
 from akm.packet import InvalidPacketError
-from akm.reverify import UnknownSourceError, reverify
+from akm.reverify import DeferredVerifier, UnknownSourceError, reverify
+from akm.runtime import ModelUnavailableError, Runtime
 from akm.settings import Settings
 from akm.store import open_store
 
@@ -46,13 +52,22 @@ def run_reverify(args: argparse.Namespace, settings: Settings) -> int:
     except (ManifestError, SQLAlchemyError, OSError) as error:
         print(f"akm reverify: {error}", file=sys.stderr)
         return EXIT_USAGE
+    runtime = Runtime.from_settings(settings)
     try:
-        report = reverify(store, manifest, source_id=args.source)
+        report = reverify(
+            store, manifest, source_id=args.source, verifier=DeferredVerifier(lambda: runtime.verifier)
+        )
     except UnknownSourceError as error:
         print(f"akm reverify: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except ModelUnavailableError as error:
+        print(f"akm reverify: {error}; sources not yet re-verified stay pending", file=sys.stderr)
+        return EXIT_USAGE
     except InvalidPacketError as error:
-        print(f"akm reverify: internal error, nothing was stored: {error}", file=sys.stderr)
+        print(
+            f"akm reverify: internal error, nothing of the failing source was stored: {error}",
+            file=sys.stderr,
+        )
         return EXIT_INVALID_PACKET
     finally:
         store.close()

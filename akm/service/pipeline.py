@@ -91,9 +91,12 @@ class ObservedGenerator:
 class PipelineAnswerService:
     """``akm.answer.answer`` over one lazily built ``akm.runtime.Runtime`` per worker process."""
 
-    def __init__(self, settings: Settings, store: Callable[[], EvidenceStore]) -> None:
+    def __init__(
+        self, settings: Settings, store: Callable[[], EvidenceStore], verifier: SharedVerifier | None = None
+    ) -> None:
         self.settings = settings
         self._store = store
+        self._verifier = verifier
         self._runtime: Any = None
         self._lock = threading.Lock()
         self._decode_lock = threading.Lock()
@@ -110,10 +113,12 @@ class PipelineAnswerService:
                 runtime = Runtime.from_settings(self.settings)
                 runtime._store = self._store()
                 try:
+                    if self._verifier is not None:
+                        runtime._verifier = self._verifier.get()
                     _ = runtime.generator
                     _ = runtime.embedder
                     _ = runtime.verifier
-                except RuntimeModelError as error:
+                except (RuntimeModelError, ModelUnavailableError) as error:
                     self._failure = str(error)
                     raise ModelUnavailableError(str(error)) from error
                 self._failure = None
@@ -185,20 +190,50 @@ class PipelineAnswerService:
             worker.join()
 
 
+class SharedVerifier:
+    """The runtime's claim verifier (lexical, or the strictest of lexical and NLI when an NLI
+    model is configured), built once per worker and shared by answering and re-verification, so a
+    claim re-checked after its source changed is judged exactly as it was when answered."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._verifier: Any = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Any:
+        with self._lock:
+            if self._verifier is None:
+                from akm.runtime import ModelUnavailableError as RuntimeModelError
+                from akm.runtime import Runtime
+
+                try:
+                    self._verifier = Runtime.from_settings(self.settings).verifier
+                except RuntimeModelError as error:
+                    raise ModelUnavailableError(str(error)) from error
+            return self._verifier
+
+
 class PipelineReverifyService:
     """``akm.reverify.reverify`` over the worker's store and manifest, one in-scope source at a time.
 
     "All sources" means every source in scope: out-of-scope sources are neither re-verified
-    through the API nor counted in its report.
+    through the API nor counted in its report. Claims are judged by ``verifier`` (the worker's
+    shared runtime verifier), built only when a claim needs it.
     """
 
     def __init__(
-        self, settings: Settings, store: Callable[[], EvidenceStore], manifest: Manifest, scope: SourceScope
+        self,
+        settings: Settings,
+        store: Callable[[], EvidenceStore],
+        manifest: Manifest,
+        scope: SourceScope,
+        verifier: SharedVerifier | None = None,
     ) -> None:
         self.settings = settings
         self._store = store
         self.manifest = manifest
         self.scope = scope
+        self.verifier = verifier or SharedVerifier(settings)
 
     def _function(self) -> Callable[..., Any]:
         try:
@@ -227,8 +262,9 @@ class PipelineReverifyService:
                     break
                 after = page.next_after
         merged: dict[str, Any] = {"sourcesChecked": 0, "rowsStale": [], "rowsRejected": [], "packets": []}
+        verifier = importlib.import_module("akm.reverify").DeferredVerifier(self.verifier.get)
         for one in source_ids:
-            report = function(store, self.manifest, source_id=one)
+            report = function(store, self.manifest, source_id=one, verifier=verifier)
             produced = report.to_json() if hasattr(report, "to_json") else dict(report)
             merged["sourcesChecked"] += int(produced.get("sourcesChecked", 1))
             for key in ("rowsStale", "rowsRejected", "packets"):

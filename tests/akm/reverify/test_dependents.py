@@ -12,6 +12,7 @@ from akm.manifest import load_manifest
 from akm.reverify import reverify
 from akm.settings import PROJECT_ROOT
 from akm.store import EvidenceStore
+from akm.verify import LexicalClaimVerifier
 
 CAP = "The manifest also sets the per-source cap (2 rows per source)."
 
@@ -50,7 +51,7 @@ def test_dependents_and_task_packets(store: EvidenceStore, tmp_path: Path) -> No
     path = tmp_path / "docs" / "configuration.md"
     path.write_text(path.read_text(encoding="utf-8").replace("(2 rows", "(5 rows"), encoding="utf-8")
     ingest(store, manifest, embedder=embedder)
-    report = reverify(store, manifest, source_id="akm:docs:configuration.md")
+    report = reverify(store, manifest, source_id="akm:docs:configuration.md", verifier=LexicalClaimVerifier())
     (summary,) = report.packets
     assert store.packets_of_task(result.packet.task_id) == [result.packet_id, summary.packet_id]
     assert store.packet_verdicts([result.packet_id, summary.packet_id]) == {

@@ -13,6 +13,7 @@ from akm.cli import main
 from akm.contract.models import EvidencePacket
 from akm.packet import packet_findings
 from akm.reverify import UnknownSourceError, reverify
+from akm.verify import LexicalClaimVerifier
 
 CAP_SENTENCE = "The manifest also sets the per-source cap (2 rows per source)."
 CONFIGURATION = "akm:docs:configuration.md"
@@ -103,7 +104,7 @@ def test_edit_elsewhere_keeps_the_claim_supported_by_a_row_at_the_new_revision(c
 
     report = ingest(corpus.store, corpus.manifest, embedder=corpus.embedder)
     assert report.changed_source_ids == [CONFIGURATION]
-    result = reverify(corpus.store, corpus.manifest, source_id=CONFIGURATION)
+    result = reverify(corpus.store, corpus.manifest, source_id=CONFIGURATION, verifier=LexicalClaimVerifier())
     assert result.rows_stale == [old_row] and len(result.packets) == 1
     latest = EvidencePacket.from_json(corpus.store.get_packet(result.packets[0].packet_id))
     assert latest.verification.verdict == "PASS_WITH_NOTE"
@@ -117,7 +118,12 @@ def test_edit_elsewhere_keeps_the_claim_supported_by_a_row_at_the_new_revision(c
     assert new_row.source.version.revision != latest.row(old_row).source.version.revision  # type: ignore[union-attr]
     assert packet_findings(latest.to_json()) == []
     # Running again changes nothing: the latest packet already reflects the change.
-    assert reverify(corpus.store, corpus.manifest, source_id=CONFIGURATION).packets == []
+    assert (
+        reverify(
+            corpus.store, corpus.manifest, source_id=CONFIGURATION, verifier=LexicalClaimVerifier()
+        ).packets
+        == []
+    )
 
 
 def test_deleted_source_rejects_its_rows(corpus: Any) -> None:
@@ -128,7 +134,7 @@ def test_deleted_source_rejects_its_rows(corpus: Any) -> None:
 
     report = ingest(corpus.store, corpus.manifest, embedder=corpus.embedder)
     assert report.deleted_source_ids == [CONFIGURATION]
-    result = reverify(corpus.store, corpus.manifest)
+    result = reverify(corpus.store, corpus.manifest, verifier=LexicalClaimVerifier())
     assert old_row in result.rows_rejected
     assert corpus.store.get_row(old_row)["verification"]["state"] == "rejected"
     (summary,) = result.packets
@@ -137,7 +143,7 @@ def test_deleted_source_rejects_its_rows(corpus: Any) -> None:
 
 def test_unknown_source_is_an_error(corpus: Any) -> None:
     with pytest.raises(UnknownSourceError, match=r"akm:docs:nope\.md"):
-        reverify(corpus.store, corpus.manifest, source_id="akm:docs:nope.md")
+        reverify(corpus.store, corpus.manifest, source_id="akm:docs:nope.md", verifier=LexicalClaimVerifier())
 
 
 def _cli(corpus: Any, *argv: str) -> int:
