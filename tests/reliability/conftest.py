@@ -1,27 +1,67 @@
-"""Fixtures of the reliability probes: the bundled-corpus copy of tests/akm/answer (shared by
-file path, tests are not a package) and helpers that run ``akm`` as a real subprocess."""
+"""Fixtures of the reliability probes: a copy of the bundled corpus with its own store, and
+helpers that run ``akm`` as a real subprocess (bounded by a timeout, so a hang fails)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-_SPEC = importlib.util.spec_from_file_location(
-    "akm_answer_test_fixtures", Path(__file__).resolve().parents[1] / "akm" / "answer" / "conftest.py"
-)
-assert _SPEC is not None and _SPEC.loader is not None
-_FIXTURES = sys.modules.get(_SPEC.name) or importlib.util.module_from_spec(_SPEC)
-if _SPEC.name not in sys.modules:
-    sys.modules[_SPEC.name] = _FIXTURES
-    _SPEC.loader.exec_module(_FIXTURES)
+import pytest
 
-corpus = _FIXTURES.corpus
+from akm.embedding import Embedder, load_embedder
+from akm.ingest import ingest
+from akm.manifest import Manifest, load_manifest
+from akm.store import EvidenceStore, open_store
+
 REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class FixedGenerator:
+    """Answers with a fixed text (the claims under test), whatever the prompt."""
+
+    text: str
+    prompts: list[Any] = field(default_factory=list)
+
+    def generate(self, prompt: Any, *, max_new_tokens: int, temperature: float, seed: int | None) -> Any:
+        from akm.answer import GeneratedAnswer
+
+        self.prompts.append(prompt)
+        return GeneratedAnswer(text=self.text, decode={"new_tokens": 0, "source": "fixed"})
+
+
+@dataclass
+class Corpus:
+    """A copy of the bundled docs with its own manifest and SQLite store, ingested once."""
+
+    root: Path
+    manifest: Manifest
+    store: EvidenceStore
+    embedder: Embedder
+
+    @staticmethod
+    def generator(text: str) -> FixedGenerator:
+        return FixedGenerator(text)
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Iterator[Corpus]:
+    root = tmp_path / "project"
+    shutil.copytree(REPO / "docs", root / "docs")
+    (root / "config").mkdir()
+    shutil.copy(REPO / "config" / "manifest.yaml", root / "config" / "manifest.yaml")
+    store = open_store(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    embedder = load_embedder("hashing")
+    manifest = load_manifest(root / "config" / "manifest.yaml")
+    ingest(store, manifest, embedder=embedder)
+    yield Corpus(root=root, manifest=manifest, store=store, embedder=embedder)
+    store.close()
 
 
 @dataclass(frozen=True)
