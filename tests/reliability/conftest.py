@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
@@ -13,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from akm.embedding import Embedder, load_embedder
+from akm.embedding import Embedder, HashingEmbedder, load_embedder
 from akm.ingest import ingest
 from akm.manifest import Manifest, load_manifest
 from akm.store import EvidenceStore, open_store
@@ -102,3 +104,74 @@ def run_akm(
 
 def assert_no_traceback(finished: Finished) -> None:
     assert "Traceback" not in finished.stderr, finished.stderr[-2000:]
+
+
+# ---- a project of many small files, ingested once cleanly (crash and concurrency probes) ----
+
+FILES = 150
+
+
+@pytest.fixture(scope="session")
+def many_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("crash") / "project"
+    (root / "docs").mkdir(parents=True)
+    for number in range(FILES):
+        (root / "docs" / f"note-{number:03d}.md").write_text(
+            f"# Note {number}\n\nA paragraph about topic{number} and quasar{number % 7}.\n\n"
+            f"## Part\n\nMore text {number} " + "word " * 40 + "\n",
+            encoding="utf-8",
+        )
+    document = yaml.safe_load((REPO / "config" / "manifest.yaml").read_text(encoding="utf-8"))
+    document["projectRoot"] = "."
+    document["sourceRefs"][0]["rootPath"] = "docs"
+    (root / "manifest.yaml").write_text(yaml.safe_dump(document), encoding="utf-8")
+    return root
+
+
+Snapshot = tuple[tuple[tuple[str, str, int], ...], int]
+
+
+def snapshot(database: Path) -> Snapshot:
+    """Current sources with their checksum and chunk count, and the number of current chunks."""
+    with sqlite3.connect(database) as connection:
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "sources" not in tables:
+            return (), 0  # killed before the first migration committed: nothing of it is left
+        sources = connection.execute(
+            "SELECT s.source_id, v.sha256, "
+            "(SELECT COUNT(*) FROM chunks c WHERE c.source_version_id = v.id AND c.is_current) "
+            "FROM sources s JOIN source_versions v ON v.id = s.current_version_id "
+            "WHERE s.deleted_at IS NULL ORDER BY s.source_id"
+        ).fetchall()
+        chunks = connection.execute("SELECT COUNT(*) FROM chunks WHERE is_current").fetchone()[0]
+    return tuple((str(a), str(b), int(c)) for a, b, c in sources), int(chunks)
+
+
+def assert_intact(database: Path) -> None:
+    with sqlite3.connect(database) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert connection.execute("PRAGMA foreign_key_check").fetchall() == []
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "chunks_fts" in tables:
+            connection.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('integrity-check')")
+        if "source_versions" in tables:
+            empty = connection.execute(
+                "SELECT COUNT(*) FROM source_versions v "
+                "WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.source_version_id = v.id)"
+            ).fetchone()[0]
+            assert empty == 0, "a version was stored without its chunks"
+
+
+def ingest_here(project: Path, database: Path) -> None:
+    store = open_store(f"sqlite:///{database}")
+    try:
+        ingest(store, load_manifest(project / "manifest.yaml"), embedder=HashingEmbedder(), batch_size=2)
+    finally:
+        store.close()
+
+
+@pytest.fixture(scope="session")
+def clean(many_files: Path, tmp_path_factory: pytest.TempPathFactory) -> Snapshot:
+    database = tmp_path_factory.mktemp("clean") / "clean.sqlite3"
+    ingest_here(many_files, database)
+    return snapshot(database)
