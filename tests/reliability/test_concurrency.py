@@ -61,7 +61,7 @@ def test_answers_during_an_ingest_are_stored_whole(corpus: Corpus, tmp_path: Pat
     # Answer only once the ingest writes: answers before its first commit would overlap nothing.
     while _versions(database) == versions and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
-    answered = []
+    answered: list[str] = []
     while process.poll() is None and len(answered) < 4 and time.monotonic() < deadline:
         result = answer(
             "What does the per-source cap limit?",
