@@ -7,7 +7,10 @@ what a client library would not); the request models are checked in process.
 from __future__ import annotations
 
 import os
+import signal
 import socket
+import sqlite3
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -141,3 +144,60 @@ def test_deployment_docs_say_the_api_is_unauthenticated() -> None:
     text = (REPO / "docs" / "deployment.md").read_text(encoding="utf-8").lower()
     assert "no authentication" in text
     assert "0.0.0.0" in text
+
+
+def test_a_server_killed_mid_stream_stores_nothing_half_done(tmp_path: Path) -> None:
+    from api_fakes import seed_store
+    from uvicorn_process import fake_server_command
+
+    database = tmp_path / "store.sqlite3"
+    url = f"sqlite:///{database}"
+    store = open_store(url)
+    seed_store(store)
+    before = store.count_packets()
+    store.close()
+    port = spare_port()
+    environment = {**os.environ, "AKM_DATABASE_URL": url, "AKM_DATA_DIR": str(tmp_path)}
+    environment["AKM_TEST_WORD_DELAY_S"] = "0.3"
+    server = subprocess.Popen(
+        fake_server_command(port),
+        env=environment,
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1.0).status_code == 200:
+                    break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline and server.poll() is None, "the server did not start"
+                time.sleep(0.1)
+        drafts = 0
+        with (
+            httpx.Client(base_url=base, timeout=10) as client,
+            client.stream(
+                "POST", "/v1/answers", json={"question": "May secrets be stored?", "stream": True}
+            ) as response,
+        ):
+            for line in response.iter_lines():
+                drafts += line.startswith("event: draft")
+                if drafts == 2:
+                    os.kill(server.pid, signal.SIGKILL)
+                    break
+        server.wait(15)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait(15)
+    assert drafts == 2 and server.returncode == -signal.SIGKILL
+    with sqlite3.connect(database) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    reopened = open_store(url)
+    try:
+        assert reopened.count_packets() == before
+    finally:
+        reopened.close()
