@@ -7,6 +7,7 @@ speculative sampling test can use it; deterministic drafters return None (q is o
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -14,7 +15,7 @@ from typing import Protocol, runtime_checkable
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from decoding.draft_length import AcceptanceTracker, expected_tokens
+from decoding.draft_length import AcceptanceTracker, VerifyCostCurve, best_draft_length, expected_tokens
 from decoding.kv_cache import CachedModel
 from decoding.suffix_automaton import SuffixAutomaton, SuffixMatch
 from decoding.verify import SamplingParams, sampling_probs
@@ -256,29 +257,170 @@ def expected_accepted(tracker: AcceptanceTracker, proposal: DraftProposal) -> fl
     return expected_tokens(rates)[-1] - 1.0
 
 
-class CompositeDrafter:
-    """Asks every drafter and keeps the proposal with the most tokens expected to be accepted.
+def matched_prefix(proposed: Sequence[int], committed: Sequence[int]) -> tuple[int, int]:
+    """(positions decided, positions accepted) when `proposed` is scored against the tokens committed after it.
 
-    The expectation comes from `tracker`: the decoder hands over its own, so a drafter whose long
-    matches keep failing (evidence matched on a common word) loses to one that copies well,
-    whatever their match lengths. Ties go to the drafter listed first.
+    A draft position is decided once the committed text reaches it; positions beyond the committed
+    tokens are unknown, not rejected, so a proposal longer than one step's output is not penalised
+    for its tail.
+    """
+    decided = min(len(proposed), len(committed))
+    accepted = 0
+    while accepted < decided and proposed[accepted] == committed[accepted]:
+        accepted += 1
+    return decided, accepted
+
+
+@dataclass(frozen=True)
+class ScoredProposal:
+    """A member's proposal cut to its best length, with the verify rate that length is expected to reach."""
+
+    member: int
+    proposal: DraftProposal
+    expected: float
+    tokens_per_s: float
+
+
+# Moving-average weight of the latest timing of a member's propose(); one slow call should not decide.
+_TIMING_SMOOTHING = 0.2
+# Steps a member runs before its running cost is weighed against what it contributed, and how often
+# a member benched for not paying is run again, so a change in the text can bring it back.
+_PROBATION_STEPS = 8
+_PROBE_EVERY = 16
+
+
+@dataclass
+class MemberLedger:
+    """What one member of a composite has cost and contributed, in seconds."""
+
+    steps: int = 0
+    seconds_per_call: float = 0.0
+    seconds_per_token: float = 0.0
+    spent_s: float = 0.0
+    saved_s: float = 0.0
+    skipped: int = 0
+
+    def record_time(self, seconds: float, tokens: int) -> None:
+        per_token = seconds / max(tokens, 1)
+        if self.steps == 0:
+            self.seconds_per_call, self.seconds_per_token = seconds, per_token
+        else:
+            self.seconds_per_call += _TIMING_SMOOTHING * (seconds - self.seconds_per_call)
+            self.seconds_per_token += _TIMING_SMOOTHING * (per_token - self.seconds_per_token)
+        self.steps += 1
+        self.spent_s += seconds
+
+    @property
+    def pays(self) -> bool:
+        return self.steps < _PROBATION_STEPS or self.saved_s >= self.spent_s
+
+
+def unique_keys(drafters: Sequence[Drafter]) -> list[str]:
+    """Tracker keys for the members: their names, numbered where two members share one."""
+    names = [drafter.name for drafter in drafters]
+    return [name if names.count(name) == 1 else f"{name}#{index}" for index, name in enumerate(names)]
+
+
+class CompositeDrafter:
+    """Runs several drafters and keeps the proposal expected to commit the most tokens per second.
+
+    Never worse than its best member, by three means:
+    - every member's proposal is scored against the tokens the step actually committed, chosen or
+      not, so acceptance by position is learnt per member (in `tracker`, keyed by member) from
+      every step instead of only from the steps it happened to win;
+    - proposals compete on expected committed tokens per second of verification (the measured
+      cost curve), each cut to its own best length, not on expected accepted tokens: a long
+      proposal that is half right loses to a short one that is always right when verifying the
+      long one costs more than it gains;
+    - a member's running time is counted: a costly member (a draft model) is asked only for as
+      many tokens as pay, and a member whose running time exceeds the verify time its wins saved
+      is benched, with an occasional probe run so it can return when the text changes.
+
+    The decoder hands over its tracker (statistics outlive one request) and its cost curve; with
+    no cost curve (a fixed draft length), verification is taken as free and the longest expected
+    accepted run wins. Ties go to the member listed first.
     """
 
     name = "composite"
 
-    def __init__(self, drafters: Sequence[Drafter], tracker: AcceptanceTracker | None = None) -> None:
+    def __init__(
+        self,
+        drafters: Sequence[Drafter],
+        tracker: AcceptanceTracker | None = None,
+        cost_curve: VerifyCostCurve | None = None,
+    ) -> None:
         if not drafters:
             raise ValueError("a composite drafter needs at least one drafter")
         self.drafters = list(drafters)
+        self.keys = unique_keys(self.drafters)
         self.tracker = tracker if tracker is not None else AcceptanceTracker()
+        self.cost_curve = cost_curve
+        self.ledgers = [MemberLedger() for _ in self.drafters]
+        self._context: list[int] = []
+        self._proposals: list[DraftProposal | None] = []
+        self._step = 0
 
     def reset(self) -> None:
         for drafter in self.drafters:
             drafter.reset()
+        self._context, self._proposals = [], []
 
     def observe(self, accepted: int, proposed: int) -> None:
         for drafter in self.drafters:
             drafter.observe(accepted, proposed)
+
+    def _score_previous(self, context: list[int]) -> None:
+        """Record how every member's last proposal fared against the tokens committed since."""
+        previous, proposals = self._context, self._proposals
+        self._proposals = []
+        if not proposals or len(context) <= len(previous) or context[: len(previous)] != previous:
+            return
+        committed = context[len(previous) :]
+        for key, proposal in zip(self.keys, proposals, strict=True):
+            if proposal is None or not proposal.tokens:
+                continue
+            decided, accepted = matched_prefix(proposal.tokens, committed)
+            self.tracker.record(key, proposal.match_length, decided, accepted)
+
+    def _request(self, member: int, k: int, cost: VerifyCostCurve) -> int:
+        """How many tokens to ask a member for: all k, unless it pays per token (a draft model) and
+        drafting that many is expected to cost more than it saves; a probe step asks for at least one."""
+        ledger = self.ledgers[member]
+        if not isinstance(self.drafters[member], ModelDrafter) or ledger.steps == 0:
+            return k
+        acceptance = self.tracker.estimates(self.keys[member], 0, min(k, cost.max_draft))
+        request = best_draft_length(acceptance, cost, ledger.seconds_per_token)
+        return max(request, 1) if self._probing(member) else request
+
+    def _probing(self, member: int) -> bool:
+        return (self._step + member) % _PROBE_EVERY == 0
+
+    def _runs(self, member: int, leader: int) -> bool:
+        """Whether to run a member this step: it pays, or leads the others, or is due for a probe."""
+        ledger = self.ledgers[member]
+        if ledger.pays or member == leader or self._probing(member):
+            return True
+        ledger.skipped += 1
+        return False
+
+    def _leader(self) -> int:
+        """The member with the most net seconds saved: it always runs, so benching never leaves none."""
+        return max(
+            range(len(self.ledgers)),
+            key=lambda member: (self.ledgers[member].saved_s - self.ledgers[member].spent_s, -member),
+        )
+
+    def _score(
+        self, member: int, proposal: DraftProposal, cost: VerifyCostCurve, min_gain: float
+    ) -> ScoredProposal:
+        key = self.keys[member]
+        limit = min(len(proposal.tokens), cost.max_draft)
+        acceptance = self.tracker.estimates(key, proposal.match_length, limit)
+        length = best_draft_length(acceptance, cost, min_gain=min_gain)
+        expected = expected_tokens(acceptance[:length])[-1]
+        chosen = proposal.truncated(length)
+        tagged = DraftProposal(chosen.tokens, chosen.probs, key, proposal.match_length)
+        return ScoredProposal(member, tagged, expected, expected / cost.seconds[length])
 
     def propose(
         self,
@@ -288,10 +430,42 @@ class CompositeDrafter:
         generator: torch.Generator | None = None,
     ) -> DraftProposal:
         context = as_token_list(context_ids)
-        best, best_expected = EMPTY_PROPOSAL, 0.0
-        for drafter in self.drafters:
-            proposal = drafter.propose(context, k, sampling, generator)
-            expected = expected_accepted(self.tracker, proposal)
-            if expected > best_expected:
-                best, best_expected = proposal, expected
-        return best
+        self._score_previous(context)
+        self._step += 1
+        if k <= 0:
+            return EMPTY_PROPOSAL
+        # Without a measured curve (fixed draft length) verification counts as free.
+        cost = self.cost_curve if self.cost_curve is not None else VerifyCostCurve.flat(k)
+        min_gain = 1.1 if self.cost_curve is not None else 1.0
+        proposals: list[DraftProposal | None] = [None] * len(self.drafters)
+        scored: list[ScoredProposal] = []
+        leader = self._leader()
+        for member, drafter in enumerate(self.drafters):
+            if not self._runs(member, leader):
+                continue
+            request = self._request(member, k, cost)
+            if request <= 0:
+                continue
+            started = time.perf_counter()
+            proposal = drafter.propose(context, request, sampling, generator)
+            self.ledgers[member].record_time(time.perf_counter() - started, len(proposal.tokens))
+            proposals[member] = proposal
+            if proposal.tokens:
+                scored.append(self._score(member, proposal, cost, min_gain))
+        self._context, self._proposals = context, proposals
+        return self._choose(scored, cost)
+
+    def _choose(self, scored: list[ScoredProposal], cost: VerifyCostCurve) -> DraftProposal:
+        """The fastest proposal; the winner is credited with the verify time it saved over the runner-up."""
+        plain_rate = 1.0 / cost.seconds[0]
+        ranked = sorted(
+            (entry for entry in scored if entry.proposal.tokens),
+            key=lambda entry: (-entry.tokens_per_s, entry.member),
+        )
+        if not ranked:
+            return EMPTY_PROPOSAL
+        best = ranked[0]
+        runner_up = ranked[1].tokens_per_s if len(ranked) > 1 else plain_rate
+        # Expected seconds to commit the winner's tokens at the runner-up's rate, minus at its own.
+        self.ledgers[best.member].saved_s += best.expected / runner_up - best.expected / best.tokens_per_s
+        return best.proposal

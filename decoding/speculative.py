@@ -27,7 +27,7 @@ from decoding.drafters import CompositeDrafter, Drafter, DraftProposal, ModelDra
 from decoding.kv_cache import CachedModel
 from decoding.models import context_window
 from decoding.stats import DecodeStats, peak_rss_bytes
-from decoding.stopping import FinishReason, Transcript
+from decoding.stopping import FinishReason, RepetitionRule, Transcript
 from decoding.verify import (
     Acceptance,
     SamplingParams,
@@ -54,13 +54,30 @@ class PromptTooLongError(PromptError):
 
 @dataclass(frozen=True)
 class DecodeConfig:
-    """`draft_length` None = adaptive (cost- and acceptance-driven, at most `max_draft`); an int = fixed k."""
+    """`draft_length` None = adaptive (cost- and acceptance-driven, at most `max_draft`); an int = fixed k.
+
+    `repetition_stop` ends a generation with finish reason "repetition" once the last
+    `repetition_ngram` generated tokens have occurred `repetition_count` times in the output. It is
+    off by default so that benchmark comparisons against other decoders see the same token budget.
+    """
 
     max_draft: int = 16
     draft_length: int | None = None
     cost_curve: VerifyCostCurve | None = None
     cost_cache_dir: Path | None = None
     eos_token_ids: tuple[int, ...] | None = None
+    repetition_stop: bool = False
+    repetition_ngram: int = 8
+    repetition_count: int = 3
+
+    def __post_init__(self) -> None:
+        if self.repetition_stop:
+            self.repetition_rule()  # refuse an impossible rule when the config is made, not mid-request
+
+    def repetition_rule(self) -> RepetitionRule | None:
+        if not self.repetition_stop:
+            return None
+        return RepetitionRule(ngram=self.repetition_ngram, count=self.repetition_count)
 
 
 @dataclass(frozen=True)
@@ -201,17 +218,21 @@ class SpeculativeDecoder:
         # Without a seed, draw one from the OS: reseeding torch's global generator would affect the caller.
         generator = torch.Generator().manual_seed(seed if seed is not None else int.from_bytes(os.urandom(7)))
         drafter = drafter if drafter is not None else self.drafter
-        if isinstance(drafter, CompositeDrafter):
-            # Choosing among proposals by what this decoder has seen accepted, not by match length alone.
-            drafter.tracker = self.tracker
-        if self.config.draft_length is None and not isinstance(drafter, NoDrafter):
+        adaptive = self.config.draft_length is None
+        if adaptive and not isinstance(drafter, NoDrafter):
             _ = self.cost_curve  # measured before the clock starts, once per decoder
+        if isinstance(drafter, CompositeDrafter):
+            # Choosing among proposals by what this decoder has seen accepted and by what verifying
+            # costs here, not by match length alone.
+            drafter.tracker = self.tracker
+            drafter.cost_curve = self.cost_curve if adaptive else None
         run = _Run(
             transcript=Transcript(
                 self.tokenizer,
                 max_new_tokens=max_new_tokens,
                 eos_token_ids=self.eos_token_ids,
                 stop_strings=stop_strings,
+                repetition=self.config.repetition_rule(),
             ),
             stats=DecodeStats(prompt_tokens=len(prompt)),
             started=time.perf_counter(),
@@ -279,6 +300,9 @@ class SpeculativeDecoder:
                 return DraftProposal(tokens=[])
         started = time.perf_counter()
         proposal = drafter.propose(context, limit, sampling, generator)
+        if isinstance(drafter, CompositeDrafter):
+            # It times its members and cuts its proposal to the length that pays by itself.
+            return proposal.truncated(limit)
         if proposal.tokens:
             self._record_draft_time(proposal.source, time.perf_counter() - started, len(proposal.tokens))
         proposal = proposal.truncated(limit)
@@ -329,7 +353,8 @@ class SpeculativeDecoder:
         stats.verify_s += time.perf_counter() - drafted
 
         stats.record_step(k, acceptance.accepted, proposal.source)
-        if k:
+        if k and not isinstance(drafter, CompositeDrafter):
+            # A composite scores all of its members' proposals against the committed tokens itself.
             self.tracker.record(proposal.source, proposal.match_length, k, acceptance.accepted)
         drafter.observe(acceptance.accepted, k)
         self._commit(run, acceptance.committed(proposal.tokens))

@@ -7,6 +7,7 @@ a time so nothing after an EOS, a completed stop string or the token budget is e
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import StrEnum
 
 from transformers import PreTrainedTokenizerBase
@@ -19,6 +20,44 @@ class FinishReason(StrEnum):
     STOP_STRING = "stop"
     LENGTH = "length"
     CONTEXT_WINDOW = "context_window"
+    REPETITION = "repetition"
+
+
+@dataclass(frozen=True)
+class RepetitionRule:
+    """A generation loops once the `ngram` tokens just generated have occurred `count` times in its output.
+
+    A small model that has started repeating itself rarely stops before its token budget; every
+    token after the loop is visible is wasted time. Only generated tokens are counted: copying a
+    phrase from the prompt is what grounded answers should do, saying it three times is not.
+    """
+
+    ngram: int = 8
+    count: int = 3
+
+    def __post_init__(self) -> None:
+        if self.ngram < 1 or self.count < 2:
+            raise ValueError(
+                f"a repetition rule needs ngram >= 1 and count >= 2, got {self.ngram}, {self.count}"
+            )
+
+
+class RepetitionDetector:
+    """Counts every n-gram of the output as it grows, O(1) per token."""
+
+    def __init__(self, rule: RepetitionRule) -> None:
+        self.rule = rule
+        self._counts: dict[tuple[int, ...], int] = {}
+
+    def looping(self, tokens: list[int]) -> bool:
+        """Called after each appended token: whether the n-gram it completed has now occurred `count` times."""
+        size = self.rule.ngram
+        if len(tokens) < size:
+            return False
+        gram = tuple(tokens[-size:])
+        seen = self._counts.get(gram, 0) + 1
+        self._counts[gram] = seen
+        return seen >= self.rule.count
 
 
 class Transcript:
@@ -31,6 +70,7 @@ class Transcript:
         max_new_tokens: int,
         eos_token_ids: Iterable[int] = (),
         stop_strings: Iterable[str] = (),
+        repetition: RepetitionRule | None = None,
     ) -> None:
         self.tokenizer = tokenizer
         self.max_new_tokens = max_new_tokens
@@ -47,6 +87,7 @@ class Transcript:
         self.tokens: list[int] = []
         self.finish_reason: FinishReason | None = None
         self._stop_index: int | None = None
+        self._repetition = RepetitionDetector(repetition) if repetition is not None else None
 
     @property
     def finished(self) -> bool:
@@ -72,6 +113,8 @@ class Transcript:
             kept += 1
             if self.stop_strings:
                 self._check_stop_strings()
+            if self._repetition is not None and self._repetition.looping(self.tokens):
+                self.finish(FinishReason.REPETITION)
             if len(self.tokens) >= self.max_new_tokens:
                 self.finish(FinishReason.LENGTH)
         return kept

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import pytest
 import torch
@@ -11,9 +12,19 @@ from hypothesis import strategies as st
 from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
 from decoding.draft_length import AcceptanceTracker, VerifyCostCurve
-from decoding.drafters import CompositeDrafter, EvidenceDrafter, PromptLookupDrafter
-from decoding.speculative import DecodeConfig, SpeculativeDecoder
+from decoding.drafters import (
+    GREEDY,
+    CompositeDrafter,
+    DraftProposal,
+    EvidenceDrafter,
+    PromptLookupDrafter,
+    as_token_list,
+    matched_prefix,
+    unique_keys,
+)
+from decoding.speculative import DecodeConfig, SpeculativeDecoder, plain_generate
 from decoding.suffix_automaton import SuffixAutomaton
+from decoding.verify import SamplingParams
 
 tokens = st.lists(st.integers(min_value=0, max_value=3), max_size=30)
 
@@ -134,3 +145,146 @@ def test_decoder_hands_its_tracker_to_a_composite(
     )
     decoder.generate([0, 2, 3, 4, 2, 3, 4], 4)
     assert composite.tracker is decoder.tracker
+
+
+class FixedDrafter:
+    """Proposes from a reference continuation: `length` tokens, all wrong when `wrong`; optionally slow."""
+
+    def __init__(
+        self, name: str, reference: list[int], *, length: int, match_length: int, wrong: bool = False
+    ) -> None:
+        self.name = name
+        self.reference = reference
+        self.length = length
+        self.match_length = match_length
+        self.wrong = wrong
+        self.delay_s = 0.0
+        self.calls = 0
+
+    def reset(self) -> None:
+        pass
+
+    def observe(self, accepted: int, proposed: int) -> None:
+        pass
+
+    def propose(
+        self,
+        context_ids: Sequence[int] | torch.Tensor,
+        k: int,
+        sampling: SamplingParams = GREEDY,
+        generator: torch.Generator | None = None,
+    ) -> DraftProposal:
+        self.calls += 1
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        context = as_token_list(context_ids)
+        tokens = self.reference[len(context) : len(context) + min(k, self.length)]
+        if self.wrong:
+            tokens = [(token + 1) % VOCAB for token in tokens]
+        if not tokens:
+            return DraftProposal(tokens=[])
+        return DraftProposal(tokens=tokens, source=self.name, match_length=self.match_length)
+
+
+VOCAB = 16
+# A CPU-like curve: verifying k drafts costs more with every k, as measured for SmolLM2 on two threads.
+CPU_CURVE = VerifyCostCurve(
+    (1.0, 1.27, 1.3, 1.33, 1.4, 1.45, 1.5, 1.55, 1.64, 1.7, 1.75, 1.8, 1.85, 1.9, 2.0, 2.05, 2.1)
+)
+
+
+@pytest.mark.parametrize("curve", [VerifyCostCurve.flat(16), CPU_CURVE], ids=["flat", "cpu"])
+def test_composite_converges_to_the_drafter_that_is_right(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast, curve: VerifyCostCurve
+) -> None:
+    prompt = [0, 2, 3, 4, 2, 3, 4]
+    plain = plain_generate(target, tokenizer, prompt, 60)
+    reference = prompt + plain.token_ids
+    # Long matches with a high prior, always wrong; short matches with a low prior, always right.
+    decoder = SpeculativeDecoder(target, tokenizer, config=DecodeConfig(cost_curve=curve))
+
+    def composite() -> CompositeDrafter:
+        long_wrong = FixedDrafter("long_wrong", reference, length=16, match_length=24, wrong=True)
+        short_right = FixedDrafter("short_right", reference, length=2, match_length=1)
+        return CompositeDrafter([long_wrong, short_right])
+
+    first = decoder.generate(prompt, 60, drafter=composite())
+    assert first.token_ids == plain.token_ids
+    chosen = first.stats.proposals_by_source
+    assert chosen.get("long_wrong", 0) <= 4, chosen
+    # Converged: the next request (a new composite, the decoder's statistics) never verifies the wrong one,
+    # and every step verifies the right drafter's two tokens and commits three.
+    second = decoder.generate(prompt, 60, drafter=composite())
+    assert second.token_ids == plain.token_ids
+    assert second.stats.proposals_by_source == {"short_right": second.stats.draft_steps}
+    assert second.stats.rejected == 0
+    assert second.stats.target_calls <= 1 + -(-(len(plain.token_ids) - 1) // 3) + 1
+
+
+def test_composite_is_never_worse_than_its_best_member(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
+) -> None:
+    prompt = [0, 2, 3, 4, 2, 3, 4]
+    plain = plain_generate(target, tokenizer, prompt, 60)
+    reference = prompt + plain.token_ids
+    config = DecodeConfig(cost_curve=CPU_CURVE)
+
+    def right() -> FixedDrafter:
+        return FixedDrafter("right", reference, length=6, match_length=2)
+
+    alone = SpeculativeDecoder(target, tokenizer, right(), config).generate(prompt, 60)
+    wrong = FixedDrafter("wrong", reference, length=12, match_length=32, wrong=True)
+    mixed = SpeculativeDecoder(target, tokenizer, CompositeDrafter([wrong, right()]), config).generate(
+        prompt, 60
+    )
+    assert mixed.token_ids == alone.token_ids == plain.token_ids
+    assert mixed.stats.target_calls <= alone.stats.target_calls + 2
+
+
+def test_composite_benches_a_costly_member_that_never_wins(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
+) -> None:
+    prompt = [0, 2, 3, 4, 2, 3, 4]
+    plain = plain_generate(target, tokenizer, prompt, 80)
+    reference = prompt + plain.token_ids
+    right = FixedDrafter("right", reference, length=4, match_length=4)
+    # As slow as a whole verify step, and never better than the cheap member.
+    slow = FixedDrafter("slow", reference, length=4, match_length=4)
+    slow.delay_s = 0.01
+    curve = VerifyCostCurve(tuple(0.01 * CPU_CURVE.ratio(k) for k in range(9)))
+    composite = CompositeDrafter([right, slow])
+    result = SpeculativeDecoder(target, tokenizer, composite, DecodeConfig(cost_curve=curve)).generate(
+        prompt, 80
+    )
+    assert result.token_ids == plain.token_ids
+    steps = result.stats.target_calls - 1
+    assert right.calls == steps
+    assert slow.calls < steps // 2, (slow.calls, steps)
+
+
+def test_composite_scores_members_it_did_not_choose() -> None:
+    tracker = AcceptanceTracker()
+    reference = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+    first = FixedDrafter("first", reference, length=3, match_length=8)
+    second = FixedDrafter("second", reference, length=3, match_length=1, wrong=True)
+    composite = CompositeDrafter([first, second], tracker)
+    assert composite.propose(reference[:2], 3).source == "first"
+    # The step committed four tokens: "first" is scored on all three positions, "second" reached
+    # only position 1, where it was wrong (positions after a rejection are never reached).
+    composite.propose(reference[:6], 3)
+    assert tracker.counts[("first", -1)] == [[1, 1], [1, 1], [1, 1]]
+    assert tracker.counts[("second", -1)] == [[1, 0], [0, 0], [0, 0]]
+
+
+def test_matched_prefix_leaves_undecided_positions_out() -> None:
+    assert matched_prefix([1, 2, 3], [1, 2]) == (2, 2)
+    assert matched_prefix([1, 2, 3], [1, 5, 3, 4]) == (3, 1)
+    assert matched_prefix([], [1]) == (0, 0)
+
+
+def test_composite_members_with_one_name_are_told_apart() -> None:
+    assert unique_keys([PromptLookupDrafter(), PromptLookupDrafter(min_ngram=1), EvidenceDrafter([[1]])]) == [
+        "prompt_lookup#0",
+        "prompt_lookup#1",
+        "evidence",
+    ]

@@ -66,6 +66,12 @@ def model_drafter(prompt: list[int], reference: list[int], draft: LlamaForCausal
     return ModelDrafter(draft, target_vocab_size=VOCAB)
 
 
+def composite_with_model(prompt: list[int], reference: list[int], draft: LlamaForCausalLM) -> Drafter:
+    # A right, a wrong and a model member: whichever the composite picks, the output must not change.
+    members = [adversary(prompt, reference, draft), model_drafter(prompt, reference, draft)]
+    return CompositeDrafter([*members, flaky_oracle(prompt, reference, draft)])
+
+
 DRAFTERS: dict[str, DrafterFactory] = {
     "oracle": oracle,
     "adversary": adversary,
@@ -74,6 +80,7 @@ DRAFTERS: dict[str, DrafterFactory] = {
     "evidence": evidence,
     "composite": composite,
     "model": model_drafter,
+    "composite_with_model": composite_with_model,
 }
 
 

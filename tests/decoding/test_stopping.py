@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 import torch
@@ -16,7 +17,7 @@ from decoding.speculative import (
     SpeculativeDecoder,
     plain_generate,
 )
-from decoding.stopping import FinishReason, Transcript
+from decoding.stopping import FinishReason, RepetitionRule, Transcript
 
 from .conftest import ScriptedDrafter, character_tokenizer, tiny_model
 
@@ -190,3 +191,39 @@ def test_stop_strings_decode_a_bounded_tail(
     window_decodes = [length for length in counting.lengths if length <= transcript.stop_window]
     assert transcript.stop_window == 3 + 4
     assert len(counting.lengths) - len(window_decodes) == (1 if kept == 303 else 0) + 1
+
+
+def test_a_looping_generation_stops_with_finish_reason_repetition(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast, reference: list[int]
+) -> None:
+    # This prompt drives the tiny target into a five-token cycle: without the stop it spends the budget.
+    looping = plain_generate(target, tokenizer, PROMPT, 200)
+    assert looping.finish_reason == FinishReason.LENGTH
+    assert looping.token_ids[-10:-5] == looping.token_ids[-5:]
+    config = DecodeConfig(repetition_stop=True, repetition_ngram=4, repetition_count=3)
+    stopped = SpeculativeDecoder(target, tokenizer, config=config).generate(PROMPT, 200)
+    assert stopped.finish_reason == FinishReason.REPETITION
+    assert len(stopped.token_ids) < 50
+    assert stopped.token_ids == looping.token_ids[: len(stopped.token_ids)]
+    # Inside accepted blocks the stop falls on the same token.
+    oracle = SpeculativeDecoder(
+        target, tokenizer, ScriptedDrafter(PROMPT + looping.token_ids, 16), replace(config, draft_length=8)
+    ).generate(PROMPT, 200)
+    assert (oracle.token_ids, oracle.finish_reason) == (stopped.token_ids, FinishReason.REPETITION)
+
+
+def test_repetition_stop_is_off_by_default_and_counts_only_generated_tokens(
+    tokenizer: PreTrainedTokenizerFast,
+) -> None:
+    assert DecodeConfig().repetition_rule() is None
+    transcript = Transcript(tokenizer, max_new_tokens=100, repetition=RepetitionRule(ngram=2, count=3))
+    transcript.commit([2, 3, 4, 2, 3, 5, 2])
+    assert not transcript.finished
+    transcript.commit([3, 6])
+    assert transcript.finish_reason == FinishReason.REPETITION
+    assert transcript.tokens == [2, 3, 4, 2, 3, 5, 2, 3]
+
+
+def test_an_impossible_repetition_rule_is_refused() -> None:
+    with pytest.raises(ValueError, match="repetition rule"):
+        DecodeConfig(repetition_stop=True, repetition_count=1)
