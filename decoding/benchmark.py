@@ -44,6 +44,10 @@ from decoding.stats import percentile
 
 OWN_METHODS = frozenset({"plain", "prompt-lookup", "evidence", "speculative"})
 BASELINE = "plain"
+# The peer every method is also compared with, and the single drafters the composite must match.
+PEER = "hf-pld"
+COMPOSITE = "speculative"
+SINGLE_DRAFTERS = ("prompt-lookup", "evidence")
 ALL_CATEGORIES = "all"
 HF_PROMPT_LOOKUP_TOKENS = 10
 WARMUP_TOKENS = 16
@@ -75,8 +79,15 @@ SUMMARY_KEYS = (
     "tokens_per_target_call",
     "mean_accepted_length",
     "identical_rate",
+    "ttft_mean_ms",
+    "ttft_p50_ms",
     "itl_p50_ms",
     "itl_p95_ms",
+    "acceptance_by_position",
+    "vs_hf_pld",
+    "vs_hf_pld_cpu",
+    "vs_best_single_drafter",
+    "best_single_drafter",
 )
 REPORT_KEYS = (
     "benchmark",
@@ -544,21 +555,24 @@ def _ratio(numerator: float, denominator: float) -> float | None:
     return numerator / denominator if denominator > 0 else None
 
 
+PromptKey = tuple[str, str]
+
+
 def summarize_records(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The `summary` block of a report from its `results` block.
 
     summary[method][category] (plus category "all"); `speedup_vs_plain` is the method's total tokens
     over total time divided by the same for `plain` on the same prompts (None without plain runs).
-    `mean_accepted_length` is accepted drafts per step that verified drafts (None for methods that
-    report no per-position counts, such as Hugging Face generate).
+    `vs_hf_pld` is the same ratio against `hf-pld`, and for `speculative`, `vs_best_single_drafter`
+    against whichever single-drafter method was fastest on those prompts (named in
+    `best_single_drafter`). `mean_accepted_length` is accepted drafts per step that verified
+    drafts (None for methods that report no per-position counts, such as Hugging Face generate).
     """
     methods = list(dict.fromkeys(record["method"] for record in records))
     categories = list(dict.fromkeys(record["category"] for record in records))
-    plain_by_prompt = {
-        (record["category"], record["prompt_id"]): record
-        for record in records
-        if record["method"] == BASELINE
-    }
+    by_method: dict[str, dict[PromptKey, dict[str, Any]]] = {}
+    for record in records:
+        by_method.setdefault(record["method"], {})[(record["category"], record["prompt_id"])] = record
     summary: dict[str, Any] = {}
     for method in methods:
         summary[method] = {}
@@ -569,7 +583,7 @@ def summarize_records(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
                 if record["method"] == method and category in (ALL_CATEGORIES, record["category"])
             ]
             if chosen:
-                summary[method][category] = _summarize(chosen, plain_by_prompt)
+                summary[method][category] = _summarize(chosen, by_method)
     return summary
 
 
@@ -578,21 +592,45 @@ def _speedup(tokens: int, seconds: float, plain_tokens: int, plain_seconds: floa
     return rate / plain_rate if rate is not None and plain_rate else None
 
 
+def relative_speed(
+    chosen: Sequence[dict[str, Any]], reference: dict[PromptKey, dict[str, Any]], clock: str
+) -> float | None:
+    """Tokens per second of `chosen` over the reference method's on the same prompts (None if it lacks one)."""
+    paired = [reference.get((record["category"], record["prompt_id"])) for record in chosen]
+    if not chosen or any(record is None for record in paired):
+        return None
+    baseline = [record for record in paired if record is not None]
+    return _speedup(
+        sum(int(record["new_tokens"]) for record in chosen),
+        sum(float(record[clock]) for record in chosen),
+        sum(int(record["new_tokens"]) for record in baseline),
+        sum(float(record[clock]) for record in baseline),
+    )
+
+
+def _best_single_drafter(
+    chosen: Sequence[dict[str, Any]], by_method: dict[str, dict[PromptKey, dict[str, Any]]]
+) -> tuple[str | None, float | None]:
+    """For composite records: the fastest single-drafter method on the same prompts, and the ratio to it."""
+    if not chosen or chosen[0]["method"] != COMPOSITE:
+        return None, None
+    best: tuple[str | None, float | None] = (None, None)
+    for method in SINGLE_DRAFTERS:
+        ratio = relative_speed(chosen, by_method.get(method, {}), "wall_s")
+        if ratio is not None and (best[1] is None or ratio < best[1]):
+            best = (method, ratio)
+    return best
+
+
 def _summarize(
-    chosen: list[dict[str, Any]], plain_by_prompt: dict[tuple[str, str], dict[str, Any]]
+    chosen: list[dict[str, Any]], by_method: dict[str, dict[PromptKey, dict[str, Any]]]
 ) -> dict[str, Any]:
     tokens = sum(int(record["new_tokens"]) for record in chosen)
     wall = sum(float(record["wall_s"]) for record in chosen)
     cpu = sum(float(record["cpu_s"]) for record in chosen)
     calls = sum(int(record["target_calls"]) for record in chosen)
-    plain = [plain_by_prompt.get((record["category"], record["prompt_id"])) for record in chosen]
-    speedup: float | None = None
-    speedup_cpu: float | None = None
-    if all(record is not None for record in plain):
-        baseline = [record for record in plain if record is not None]
-        plain_tokens = sum(int(record["new_tokens"]) for record in baseline)
-        speedup = _speedup(tokens, wall, plain_tokens, sum(float(record["wall_s"]) for record in baseline))
-        speedup_cpu = _speedup(tokens, cpu, plain_tokens, sum(float(record["cpu_s"]) for record in baseline))
+    plain = by_method.get(BASELINE, {})
+    peer = by_method.get(PEER, {})
     has_positions = any(record["proposed_by_position"] for record in chosen) or all(
         record["method"] in OWN_METHODS for record in chosen
     )
@@ -601,29 +639,36 @@ def _summarize(
     )
     accepted = sum(sum(record["accepted_by_position"]) for record in chosen)
     latencies = [float(value) for record in chosen for value in record["itl_ms"]]
+    first_tokens = [float(record["ttft_s"]) * 1000.0 for record in chosen]
+    best_single, vs_best_single = _best_single_drafter(chosen, by_method)
     return {
         "prompts": len(chosen),
         "new_tokens": tokens,
         "wall_s": wall,
         "cpu_s": cpu,
-        "speedup_vs_plain": speedup,
-        "speedup_vs_plain_cpu": speedup_cpu,
+        "speedup_vs_plain": relative_speed(chosen, plain, "wall_s"),
+        "speedup_vs_plain_cpu": relative_speed(chosen, plain, "cpu_s"),
         "tokens_per_s": _ratio(tokens, wall),
         "tokens_per_target_call": _ratio(tokens, calls),
         "mean_accepted_length": (accepted / draft_steps if draft_steps else 0.0) if has_positions else None,
         "identical_rate": sum(1 for record in chosen if record["identical_to_plain"]) / len(chosen),
+        "ttft_mean_ms": sum(first_tokens) / len(first_tokens),
+        "ttft_p50_ms": percentile(first_tokens, 0.5),
         "itl_p50_ms": percentile(latencies, 0.5),
         "itl_p95_ms": percentile(latencies, 0.95),
+        "acceptance_by_position": pooled_acceptance(chosen),
+        "vs_hf_pld": relative_speed(chosen, peer, "wall_s"),
+        "vs_hf_pld_cpu": relative_speed(chosen, peer, "cpu_s"),
+        "vs_best_single_drafter": vs_best_single,
+        "best_single_drafter": best_single,
     }
 
 
-def acceptance_by_position(records: Sequence[dict[str, Any]], method: str) -> list[float]:
-    """Accepted / proposed at each draft position, pooled over a method's records."""
+def pooled_acceptance(records: Sequence[dict[str, Any]]) -> list[float]:
+    """Accepted / proposed at each draft position, pooled over `records`."""
     proposed: list[int] = []
     accepted: list[int] = []
     for record in records:
-        if record["method"] != method:
-            continue
         for position, (count, hits) in enumerate(
             zip(record["proposed_by_position"], record["accepted_by_position"], strict=True)
         ):
@@ -633,6 +678,11 @@ def acceptance_by_position(records: Sequence[dict[str, Any]], method: str) -> li
             proposed[position] += int(count)
             accepted[position] += int(hits)
     return [hits / count if count else 0.0 for count, hits in zip(proposed, accepted, strict=True)]
+
+
+def acceptance_by_position(records: Sequence[dict[str, Any]], method: str) -> list[float]:
+    """Accepted / proposed at each draft position, pooled over a method's records."""
+    return pooled_acceptance([record for record in records if record["method"] == method])
 
 
 def divergence_list(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -779,6 +829,10 @@ def _cell(value: Any, digits: int = 2) -> str:
     return str(value)
 
 
+def _positions(rates: list[float], shown: int = 4) -> str:
+    return " ".join(f"{rate:.2f}" for rate in rates[:shown]) if rates else "–"
+
+
 def format_markdown(report: dict[str, Any]) -> str:
     """A table per category (rows: methods), then the cost curve and the divergences."""
     summary: dict[str, dict[str, dict[str, Any]]] = report["summary"]
@@ -792,11 +846,12 @@ def format_markdown(report: dict[str, Any]) -> str:
     ]
     categories: list[str] = list(dict.fromkeys(category for per in summary.values() for category in per))
     header = (
-        "| method | prompts | tokens | tok/s | speedup vs plain | speedup (CPU time) | tokens/call | mean accepted "
-        "| identical | ITL p50 ms | ITL p95 ms |"
+        "| method | prompts | tokens | tok/s | speedup vs plain | speedup (CPU time) | × hf-pld | × hf-pld (CPU) "
+        "| tokens/call | mean accepted | acceptance by position 1-4 | identical | TTFT p50 ms | ITL p50 ms "
+        "| ITL p95 ms |"
     )
     for category in categories:
-        lines += ["", f"## {category}", "", header, "|" + "---|" * 11]
+        lines += ["", f"## {category}", "", header, "|" + "---|" * 15]
         for method, per in summary.items():
             row = per.get(category)
             if row is None:
@@ -804,10 +859,18 @@ def format_markdown(report: dict[str, Any]) -> str:
             lines.append(
                 f"| {method} | {row['prompts']} | {row['new_tokens']} | {_cell(row['tokens_per_s'], 1)} "
                 f"| {_cell(row['speedup_vs_plain'])} | {_cell(row['speedup_vs_plain_cpu'])} "
-                f"| {_cell(row['tokens_per_target_call'])} "
-                f"| {_cell(row['mean_accepted_length'])} | {_cell(row['identical_rate'])} "
-                f"| {_cell(row['itl_p50_ms'], 1)} | {_cell(row['itl_p95_ms'], 1)} |"
+                f"| {_cell(row['vs_hf_pld'])} | {_cell(row['vs_hf_pld_cpu'])} "
+                f"| {_cell(row['tokens_per_target_call'])} | {_cell(row['mean_accepted_length'])} "
+                f"| {_positions(row['acceptance_by_position'])} | {_cell(row['identical_rate'])} "
+                f"| {_cell(row['ttft_p50_ms'], 1)} | {_cell(row['itl_p50_ms'], 1)} | {_cell(row['itl_p95_ms'], 1)} |"
             )
+        composite = summary.get(COMPOSITE, {}).get(category)
+        if composite is not None and composite["best_single_drafter"] is not None:
+            lines += [
+                "",
+                f"{COMPOSITE} vs the best single drafter here ({composite['best_single_drafter']}): "
+                f"{_cell(composite['vs_best_single_drafter'])}× its tokens/s.",
+            ]
     curve = report["cost_curve"]
     lines += [
         "",

@@ -25,8 +25,12 @@ def register(bench_subparsers: argparse._SubParsersAction[argparse.ArgumentParse
         description=(
             "Decode every prompt with every method back to back (greedy, same target weights; own methods "
             "use the prepacked linear layers when prepack_weights is on, Hugging Face methods the stock "
-            "ones) and report tokens per second, speedup over own plain decoding, acceptance by draft position, and whether "
-            "each method's tokens equal own plain greedy's. Methods: " + ", ".join(METHODS) + "."
+            "ones) and report, per method and category, tokens per second, speedup over own plain decoding "
+            "(wall and CPU time), the ratio to hf-pld, time to first token, inter-token latency p50/p95, "
+            "acceptance by draft position, and how often each method's tokens equal own plain greedy's; "
+            "speculative is also compared with the fastest single drafter. Methods: "
+            + ", ".join(METHODS)
+            + "."
         ),
     )
     parser.add_argument("--prompts", type=Path, required=True, metavar="FILE", help="prompts file")

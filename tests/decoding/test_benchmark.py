@@ -279,10 +279,57 @@ def test_summary_arithmetic_on_hand_made_records() -> None:
     assert hf_all["itl_p50_ms"] == 0.0
 
 
+def test_summary_compares_with_hf_pld_and_the_best_single_drafter() -> None:
+    records = [
+        *HAND_MADE,
+        record("p1", "rag", "hf-pld", 10, 0.5, 3, [], []),
+        record("p2", "math", "hf-pld", 20, 4.0, 8, [], []),
+        record("p1", "rag", "prompt-lookup", 10, 0.8, 4, [2], [2]),
+        record("p2", "math", "prompt-lookup", 20, 2.5, 9, [2], [1]),
+        record("p1", "rag", "evidence", 10, 1.25, 6, [1], [0]),
+        record("p2", "math", "evidence", 20, 1.0, 9, [1], [1]),
+    ]
+    summary = summarize_records(records)
+    spec = summary["speculative"]
+    assert spec["rag"]["vs_hf_pld"] == (10 / 1.0) / (10 / 0.5)
+    assert spec["all"]["vs_hf_pld"] == (28 / 3.0) / (30 / 4.5)
+    assert spec["all"]["vs_hf_pld_cpu"] == (28 / 1.25) / (30 / 2.25)
+    assert summary["hf-pld"]["all"]["vs_hf_pld"] == 1.0
+    # Per category the best single drafter may differ: prompt lookup on rag, evidence on math.
+    assert (spec["rag"]["best_single_drafter"], spec["rag"]["vs_best_single_drafter"]) == (
+        "prompt-lookup",
+        (10 / 1.0) / (10 / 0.8),
+    )
+    assert (spec["math"]["best_single_drafter"], spec["math"]["vs_best_single_drafter"]) == (
+        "evidence",
+        (18 / 2.0) / (20 / 1.0),
+    )
+    assert summary["prompt-lookup"]["all"]["vs_best_single_drafter"] is None
+    assert spec["all"]["ttft_mean_ms"] == pytest.approx(100.0)
+    assert spec["all"]["ttft_p50_ms"] == pytest.approx(100.0)
+    assert spec["rag"]["acceptance_by_position"] == [1.0, 1.0, 0.0]
+    assert summary["prompt-lookup"]["math"]["acceptance_by_position"] == [0.5]
+    markdown = format_markdown(
+        {
+            "format": "squad",
+            "prompt_count": 2,
+            "max_new_tokens": 20,
+            "environment": {},
+            "summary": summary,
+            "cost_curve": {"draft_tokens": [0], "seconds": [0.05], "ratio_to_plain_step": [1.0]},
+            "divergences": [],
+        }
+    )
+    assert "speculative vs the best single drafter here (evidence): 0.45× its tokens/s." in markdown
+    assert "| 1.00 1.00 0.00 |" in markdown
+
+
 def test_speedup_is_none_without_plain_runs() -> None:
     summary = summarize_records([row for row in HAND_MADE if row["method"] != "plain"])
     assert summary["speculative"]["all"]["speedup_vs_plain"] is None
     assert summary["speculative"]["all"]["speedup_vs_plain_cpu"] is None
+    assert summary["speculative"]["all"]["vs_hf_pld"] is None
+    assert summary["speculative"]["all"]["vs_best_single_drafter"] is None
 
 
 def test_acceptance_by_position_and_divergence_list() -> None:
