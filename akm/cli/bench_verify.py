@@ -1,5 +1,7 @@
-"""``akm bench verify --claims FILE --json OUT [--limit N]``: the claim-support verifier on SciFact-shaped claims.
+"""``akm bench verify --claims FILE --json OUT [--limit N] [--threshold T]``: the claim-support
+verifier on SciFact-shaped claims.
 
+Beside the JSON report it writes the precision/recall-by-threshold plot (OUT with ``.png``).
 Exit status: 0 done (1 with ``--check`` when a target is missed), 2 bad input or an NLI model that cannot load.
 """
 
@@ -11,7 +13,7 @@ import sys
 from pathlib import Path
 
 from akm.settings import Settings
-from akm.verify.benchmark import BenchmarkInputError, format_table, run_verify_benchmark
+from akm.verify.benchmark import BenchmarkInputError, format_table, run_verify_benchmark, write_curve_plot
 from akm.verify.combined import StrictestOf
 from akm.verify.judgement import ClaimVerifier
 from akm.verify.lexical import LexicalClaimVerifier
@@ -20,8 +22,10 @@ from akm.verify.nli import NLIModelError, NLIVerifier
 EXIT_OK = 0
 EXIT_TARGET_MISSED = 1
 EXIT_USAGE = 2
-MAX_FALSE_SUPPORT_RATE = 0.05
-MIN_SUPPORT_PRECISION = 0.90
+# The evidence gate's targets: about one false "supported" in a hundred refuted or
+# unsupported pairs at most, and at least nineteen right supports in twenty.
+MAX_FALSE_SUPPORT_RATE = 0.01
+MIN_SUPPORT_PRECISION = 0.95
 
 
 def register(bench_subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -36,6 +40,12 @@ def register(bench_subparsers: argparse._SubParsersAction[argparse.ArgumentParse
     parser.add_argument("--claims", type=Path, required=True, metavar="FILE", help="claims JSONL file")
     parser.add_argument("--json", type=Path, dest="json_out", metavar="OUT", help="write the report here")
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N lines of the file")
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        metavar="T",
+        help="support-score threshold (0-1) for the verdicts; default: the support_threshold setting",
+    )
     parser.add_argument(
         "--nli",
         action="store_true",
@@ -69,7 +79,11 @@ def run_bench_verify(args: argparse.Namespace, settings: Settings) -> int:
     if args.limit is not None and args.limit < 1:
         print("akm bench verify: --limit must be a positive number of lines", file=sys.stderr)
         return EXIT_USAGE
-    verifier: ClaimVerifier = LexicalClaimVerifier()
+    threshold = settings.support_threshold if args.threshold is None else args.threshold
+    if not 0.0 <= threshold <= 1.0:
+        print("akm bench verify: --threshold must be between 0 and 1", file=sys.stderr)
+        return EXIT_USAGE
+    verifier: ClaimVerifier = LexicalClaimVerifier(support_threshold=threshold)
     if args.nli:
         try:
             verifier = StrictestOf(verifier, NLIVerifier.from_directory(settings.nli_model, settings.device))
@@ -86,6 +100,7 @@ def run_bench_verify(args: argparse.Namespace, settings: Settings) -> int:
         try:
             args.json_out.parent.mkdir(parents=True, exist_ok=True)
             args.json_out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+            write_curve_plot(report, args.json_out.with_suffix(".png"))
         except OSError as error:
             print(f"akm bench verify: cannot write {args.json_out}: {error.strerror}", file=sys.stderr)
             return EXIT_USAGE

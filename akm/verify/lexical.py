@@ -33,6 +33,7 @@ from akm.verify.judgement import CheckOutcome, SupportJudgement, SupportLabel
 from akm.verify.structure import (
     Finding,
     WindowIndex,
+    clause_bounds,
     comparison_roles_finding,
     degree_finding,
     direction_finding,
@@ -42,6 +43,7 @@ from akm.verify.structure import (
     predicate_finding,
     proximity_finding,
     relation_roles_finding,
+    statement_bounds,
 )
 from akm.verify.wording import (
     Word,
@@ -156,14 +158,20 @@ class LexicalClaimVerifier:
     joined_sentence_charge: float = 0.1
     reject_hedged_passages: bool = True
     structural_checks: bool = True
+    extra_windows: int = 3
 
     def align(self, claim: str, claim_words: list[Word], passage: str) -> Alignment | None:
         """The best window: highest coverage (less the joined-sentence charge), then fewest sentences, then earliest."""
+        windows = self.alignments(claim, claim_words, passage)
+        return windows[0] if windows else None
+
+    def alignments(self, claim: str, claim_words: list[Word], passage: str) -> list[Alignment]:
+        """Every window of up to ``max_window_sentences`` sentences, best first (see ``align``)."""
         content = [word for word in claim_words if is_content_in(word, claim)]
         sentences = sentence_spans(passage)
         sentence_words = [words(passage, sentence.start, sentence.end) for sentence in sentences]
         sentence_forms = [form_set(found) for found in sentence_words]
-        best: Alignment | None = None
+        found: list[Alignment] = []
         for size in range(1, self.max_window_sentences + 1):
             for first in range(len(sentences) - size + 1):
                 span = TextSpan(sentences[first].start, sentences[first + size - 1].end)
@@ -177,18 +185,59 @@ class LexicalClaimVerifier:
                         forms |= form_set([left[-1], right[0]])
                 missing = tuple(word.surface for word in content if not word_found(word, forms))
                 coverage = (len(content) - len(missing)) / len(content) if content else 0.0
-                if (
-                    best is None
-                    or self._credit(coverage, size) > self._credit(best.coverage, best.sentences) + 1e-12
-                ):
-                    best = Alignment(span, size, coverage, missing)
-        return best
+                found.append(Alignment(span, size, coverage, missing))
+        # sorted() is stable: equal credit keeps fewer sentences first, then the earlier window.
+        return sorted(found, key=lambda window: -round(self._credit(window.coverage, window.sentences), 9))
 
     def _credit(self, coverage: float, sentences: int) -> float:
         """Coverage less a charge per joined sentence: more text, more chance matches."""
         return coverage - self.joined_sentence_charge * (sentences - 1)
 
+    @staticmethod
+    def literal_alignment(claim: str, passage: str) -> tuple[Alignment, TextSpan] | None:
+        """The sentences around a literal quote of the claim in the passage (case and spacing aside).
+
+        An answer that copies a sentence or a clause of its evidence is judged on the sentences
+        it was copied from: its words stand in the passage's own relation, and a hedge or a
+        report around the copied clause is still seen.
+        """
+        core = " ".join(claim.split()).rstrip(" .;:!")
+        if len(words(core)) < 3:
+            return None
+        flat_chars: list[str] = []
+        offsets: list[int] = []
+        previous_space = False
+        for offset, char in enumerate(passage):
+            if char.isspace():
+                if previous_space:
+                    continue
+                char, previous_space = " ", True
+            else:
+                previous_space = False
+            flat_chars.append(char.lower())
+            offsets.append(offset)
+        at = "".join(flat_chars).find(core.lower())
+        if at == -1:
+            return None
+        start, end = offsets[at], offsets[at + len(core) - 1] + 1
+        around = [
+            (first, last)
+            for first, last in statement_bounds(passage, 0, len(passage))
+            if first < end and start < last
+        ]
+        if not around:
+            return None
+        window = TextSpan(around[0][0], around[-1][1])
+        clauses = [
+            clause for clause in clause_bounds(passage, window.start, window.end) if clause.start <= start
+        ]
+        quote = TextSpan(clauses[-1].start if clauses else start, end)
+        return Alignment(window, len(around), 1.0, ()), quote
+
     def verify(self, claim: str, passage: str) -> SupportJudgement:
+        """The verdict on the best window; when that window does not support the claim, up to
+        ``extra_windows`` more windows whose coverage alone would reach the threshold are
+        tried, since one supporting window is enough."""
         # Evidence markers ([E1]) name the answer's sources, not anything the passage must say.
         claim = strip_citations(claim)
         claim_words = words(claim)
@@ -197,14 +246,48 @@ class LexicalClaimVerifier:
             return SupportJudgement(
                 "insufficient", None, "the claim has no content words to check", "claim", {}, 0.0, ()
             )
-        alignment = self.align(claim, claim_words, passage)
-        if alignment is None:
+        literal = self.literal_alignment(claim, passage)
+        if literal is not None:
+            quoted = self._judge(claim, claim_words, content, passage, *literal)
+            if quoted.label == "supported":
+                return quoted
+        windows = self.alignments(claim, claim_words, passage)
+        if not windows:
             return SupportJudgement(
                 "insufficient", None, "the passage has no sentences", "alignment", {}, 0.0, ()
             )
+        first = self._judge(claim, claim_words, content, passage, windows[0])
+        if first.label == "supported":
+            return first
+        for window in windows[1 : 1 + self.extra_windows]:
+            if self._credit(window.coverage, window.sentences) < self.support_threshold - 1e-12:
+                break
+            judgement = self._judge(claim, claim_words, content, passage, window)
+            if judgement.label == "supported":
+                return judgement
+        return first
+
+    def _judge(
+        self,
+        claim: str,
+        claim_words: list[Word],
+        content: list[Word],
+        passage: str,
+        alignment: Alignment,
+        quote: TextSpan | None = None,
+    ) -> SupportJudgement:
+        """Every check of one window, the support score and the verdict (see the module docstring).
+
+        For a literal quote (``quote``: the quoted text and the start of its clause before it),
+        negation, quantities and the aim check read only that stretch: the rest of the
+        sentence may negate or question something else ("..., but not for learning").
+        Hedges and reports are still read over the whole sentence.
+        """
+        literal = quote is not None
         span = (alignment.span.start, alignment.span.end)
-        window_text = alignment.span.slice(passage)
-        window_words = words(passage, alignment.span.start, alignment.span.end)
+        read = quote if quote is not None else alignment.span
+        window_text = read.slice(passage)
+        window_words = words(passage, read.start, read.end)
         scores = {"coverage": round(alignment.coverage, 4), "window_sentences": float(alignment.sentences)}
         checks: list[CheckOutcome] = []
 
@@ -221,9 +304,13 @@ class LexicalClaimVerifier:
         polarity, polar_terms, clean = self._polarity_mismatch(claim, claim_words, passage, window_words)
         record("polarity", polarity or None)
         index = WindowIndex(passage, alignment.span)
-        direction = direction_finding(claim_words, index) if not polarity else None
+        direction = (
+            direction_finding(claim, claim_words, index)
+            if not polarity and not literal and self.structural_checks
+            else None
+        )
         record("direction", direction.detail if direction else None)
-        credit = max(0.0, self._credit(alignment.coverage, alignment.sentences))
+        credit = 1.0 if literal else max(0.0, self._credit(alignment.coverage, alignment.sentences))
         for name, note in self._gaps(claim, claim_words, content, window_text, window_words):
             if name == "comparison":
                 record(
@@ -231,7 +318,7 @@ class LexicalClaimVerifier:
                     None if credit >= self.support_threshold - 1e-12 else self._coverage_note(alignment),
                 )
             record(name, note)
-        for finding in self._structure(claim, claim_words, index):
+        for finding in self._structure(claim, claim_words, index, literal):
             checks.append(CheckOutcome(finding.check, False, finding.detail, CHECK_FACTORS[finding.check]))
         score = credit
         for check in checks:
@@ -258,20 +345,29 @@ class LexicalClaimVerifier:
             return judged(label, "direction", direction.detail)
         if quantity.outcome == "missing":
             return judged("insufficient", "quantity", quantity.detail)
-        failed = next((check for check in checks if not check.passed), None)
-        if failed is not None:
-            return judged("insufficient", DECIDED_BY.get(failed.name, failed.name), failed.detail)
+        # Past the conflicts above, the score alone decides: every failed check has already
+        # lowered it, so the threshold is the one knob (see CHECK_FACTORS).
+        failed = [check for check in checks if not check.passed]
         if score < self.support_threshold - 1e-12:
+            if failed:
+                return judged(
+                    "insufficient", DECIDED_BY.get(failed[0].name, failed[0].name), failed[0].detail
+                )
             return judged(
                 "insufficient",
                 "score",
                 f"support score {score:.2f} is below the threshold {self.support_threshold:.2f}",
             )
+        caveat = f"; failed but within the threshold: {', '.join(c.name for c in failed)}" if failed else ""
+        how = (
+            "the claim quotes the passage"
+            if literal
+            else f"window covers {alignment.coverage:.0%} of the claim's content words"
+        )
         return judged(
             "supported",
-            "all-checks",
-            f"window covers {alignment.coverage:.0%} of the claim's content words; quantities, names, "
-            f"polarity, direction and roles agree (support score {score:.2f})",
+            "all-checks" if not failed else "score",
+            f"{how}; quantities, names, polarity, direction and roles agree (support score {score:.2f}){caveat}",
         )
 
     def _coverage_note(self, alignment: Alignment) -> str:
@@ -313,19 +409,21 @@ class LexicalClaimVerifier:
             (
                 "assertion",
                 "the passage states an aim, question or method, not a finding"
-                if non_assertive(window_text)
+                if non_assertive(window_text) and not non_assertive(claim)
                 else None,
             ),
         ]
 
-    def _structure(self, claim: str, claim_words: list[Word], index: WindowIndex) -> list[Finding]:
+    def _structure(
+        self, claim: str, claim_words: list[Word], index: WindowIndex, literal: bool = False
+    ) -> list[Finding]:
         """Failed structural checks (see akm.verify.structure); a near-verbatim quote skips all but hedges."""
         findings: list[Finding] = []
         if self.reject_hedged_passages:
             hedge = hedge_finding(claim, claim_words, index)
             if hedge is not None:
                 findings.append(hedge)
-        if not self.structural_checks:
+        if not self.structural_checks or literal:
             return findings
         degree = degree_finding(claim_words, index)
         if degree is not None:

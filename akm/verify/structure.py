@@ -138,25 +138,50 @@ def claim_is_hedged(claim: str, claim_words: Sequence[Word]) -> bool:
     return any(word.lower in HEDGES for word in claim_words) or bool(_ATTRIBUTION.search(claim))
 
 
+# Where a hedge word's reach ends: a comma or a clause break.
+_HEDGE_BREAK = re.compile(r"[,;:()]|\b(?:but|whereas|although|though)\b", re.IGNORECASE)
+_STATEMENT_END = re.compile(r"[.!?]\s+")
+
+
+def statement_bounds(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Sentences, also cut where a period is followed by a lower-case word ("(iHepSCs). iHepSCs can"):
+    a report or a hedge does not reach past a full stop."""
+    bounds: list[tuple[int, int]] = []
+    for sentence in sentence_spans(text[start:end]):
+        cut = start + sentence.start
+        for match in _STATEMENT_END.finditer(text, cut, start + sentence.end):
+            if match.end() < start + sentence.end and not _is_initial(text, match.start()):
+                bounds.append((cut, match.start() + 1))
+                cut = match.end()
+        bounds.append((cut, start + sentence.end))
+    return bounds
+
+
+def _is_initial(text: str, dot: int) -> bool:
+    """A period after a single letter or a short abbreviation ("e.g.", "vs.", "J.") ends no statement."""
+    before = text[max(0, dot - 4) : dot].split()
+    token = before[-1] if before else ""
+    return len(token.strip("(").rstrip(".")) <= 2 or token.lower() in {"e.g", "i.e", "vs", "al", "fig"}
+
+
 def hedged_scopes(text: str, start: int, end: int) -> list[tuple[int, int, str]]:
     """(start, end, kind) of the parts of ``text[start:end]`` under a hedge or an attribution.
 
-    A reporting frame ("it was claimed", "critics say", "is thought to") covers its whole
-    sentence: what the sentence states is reported, wherever the frame stands in it. A hedge
-    word ("may", "suggesting") covers only its clause.
+    A reporting frame ("it was claimed that", "critics say", "is thought to") covers what
+    follows it up to the end of its sentence, or the whole sentence when it trails ("...,
+    critics say."). A hedge word ("may", "suggesting") covers only the stretch between the
+    commas or clause breaks around it.
     """
     scopes: list[tuple[int, int, str]] = []
-    for sentence in sentence_spans(text[start:end]):
-        first, last = start + sentence.start, start + sentence.end
-        if _ATTRIBUTION.search(text, first, last):
-            scopes.append((first, last, "attribution"))
-            continue
-        clauses = clause_bounds(text, first, last)
+    for first, last in statement_bounds(text, start, end):
+        for frame in _ATTRIBUTION.finditer(text, first, last):
+            trailing = len(words(text, frame.end(), last)) <= 2
+            scopes.append((first if trailing else frame.start(), last, "attribution"))
         for word in words(text, first, last):
             if word.lower in HEDGES:
-                clause = _clause_of(clauses, word.start)
-                if clause is not None:
-                    scopes.append((clause.start, clause.end, "hedge"))
+                left = max([first] + [m.end() for m in _HEDGE_BREAK.finditer(text, first, word.start)])
+                following = _HEDGE_BREAK.search(text, word.end, last)
+                scopes.append((left, following.start() if following else last, "hedge"))
     return scopes
 
 
@@ -373,7 +398,7 @@ def _right_arguments(text_words: Sequence[Word], position: int, reach: int = 4) 
     return set(found)
 
 
-def direction_finding(claim_words: Sequence[Word], index: WindowIndex) -> Finding | None:
+def direction_finding(claim: str, claim_words: Sequence[Word], index: WindowIndex) -> Finding | None:
     """The passage's direction word that governs the claim's arguments points the other way.
 
     For each direction word of the claim, the passage's direction word sharing most of its
@@ -382,12 +407,19 @@ def direction_finding(claim_words: Sequence[Word], index: WindowIndex) -> Findin
     the opposite change of the same thing.
     """
     verb = verb_position(claim_words) or 0
+    claim_clauses = clause_bounds(claim, 0, len(claim))
     for position, word in enumerate(claim_words):
         said = direction_of(word)
         # A direction word in the subject ("inhibiting X increases Y") names the cause, not the change.
         if not said or position < verb:
             continue
-        arguments = _right_arguments(claim_words, position)
+        claim_clause = _clause_of(claim_clauses, word.start)
+        own_clause = (
+            [w for w in claim_words if claim_clause.start <= w.start < claim_clause.end]
+            if claim_clause
+            else list(claim_words)
+        )
+        arguments = _right_arguments(own_clause, own_clause.index(word) if word in own_clause else 0)
         if not arguments:
             continue
         clauses = clause_bounds(index.passage, index.span.start, index.span.end)
@@ -417,7 +449,7 @@ def direction_finding(claim_words: Sequence[Word], index: WindowIndex) -> Findin
     return None
 
 
-def _list_items(text: str, start: int, end: int) -> tuple[list[TextSpan], TextSpan | None]:
+def list_items(text: str, start: int, end: int) -> tuple[list[TextSpan], TextSpan | None]:
     """The entries of a list in ``text[start:end]`` and its header (text before a colon), if it is one.
 
     A list: sentences that are short lines, or a sentence with two or more semicolons, or
@@ -464,8 +496,8 @@ def list_finding(
     claim: str, claim_words: Sequence[Word], index: WindowIndex, anchors: Iterable[Word]
 ) -> Finding | None:
     """A claim word found only in another entry of a list than the claim's anchor (its name)."""
-    items, header = _list_items(index.passage, index.span.start, index.span.end)
-    if len(items) < 2 or _list_items(claim, 0, len(claim))[0]:
+    items, header = list_items(index.passage, index.span.start, index.span.end)
+    if len(items) < 2 or list_items(claim, 0, len(claim))[0]:
         return None
 
     def item_of(position: int) -> int | None:

@@ -172,7 +172,7 @@ def test_cli_writes_json_and_prints_table(
         (
             ["--check"],
             1,
-            "targets missed: false_support_rate_refutes 0.5 > 0.05; support_precision 0.5 < 0.9",
+            "targets missed: false_support_rate_refutes 0.5 > 0.01; support_precision 0.5 < 0.95",
         ),
         (["--limit", "0"], 2, "--limit must be a positive number of lines"),
         (["--nli"], 2, "no NLI model configured"),
