@@ -4,7 +4,7 @@ A stock float32 `nn.Linear` on this kind of CPU runs a 2- or 3-row input as sepa
 matrix-vector products (about 2x and 3x the cost of one row) and, from 4 rows on, a GEMM that
 repacks the whole weight on every call. A speculative step forwards k+1 rows, so that cost curve
 decides whether drafting pays. Packing each weight once into oneDNN's layout and calling
-`mkldnn_linear` keeps the cost of 2-8 rows close to one row. The arithmetic stays float32 (no
+`mkldnn_linear` keeps the cost of 2-8 rows close to one row; one row keeps the stock kernel. The arithmetic stays float32 (no
 quantisation, no lower precision); only the summation order inside the kernel differs from the
 stock path, as it already does between the stock path's one-row and many-row kernels.
 
@@ -27,18 +27,25 @@ def can_prepack(model: nn.Module) -> bool:
 
 
 # From this many rows on (a prefill), the stock GEMM is used: it is at least as fast there, and the
-# packed layout only pays for the few-row calls of decoding and verification.
+# packed layout only pays for the few-row calls of verification.
 PACKED_MAX_ROWS = 32
+# A single row (a plain decoding step) also takes the stock kernel: a matrix-vector product reads the
+# weight once either way, and the packed call's conversions in and out of oneDNN's layout cost more
+# than they save there (measured 1.6x the stock forward on one thread), which made own plain decoding
+# slower than Hugging Face's on the same weights.
+PACKED_MIN_ROWS = 2
 
 
 class PackedLinear(nn.Module):
     """`y = x W^T + b` through oneDNN with `W` packed at construction; any leading input shape.
 
     Keeps the original parameters (so tied weights, parameter counts and state dicts are as before)
-    and uses them for inputs of `max_rows` rows or more.
+    and uses them for inputs of fewer than `min_rows` or of `max_rows` rows or more.
     """
 
-    def __init__(self, linear: nn.Linear, max_rows: int = PACKED_MAX_ROWS) -> None:
+    def __init__(
+        self, linear: nn.Linear, max_rows: int = PACKED_MAX_ROWS, min_rows: int = PACKED_MIN_ROWS
+    ) -> None:
         super().__init__()
         weight = linear.weight.detach()
         if weight.dtype != torch.float32 or weight.device.type != "cpu":
@@ -46,6 +53,7 @@ class PackedLinear(nn.Module):
         self.in_features = linear.in_features
         self.out_features = linear.out_features
         self.max_rows = max_rows
+        self.min_rows = min_rows
         self.weight = linear.weight
         self.bias = linear.bias
         self.packed_weight = weight.contiguous().to_mkldnn()
@@ -56,7 +64,7 @@ class PackedLinear(nn.Module):
         if inputs.shape[-1] != self.in_features:
             raise ValueError(f"expected {self.in_features} input features, got {inputs.shape[-1]}")
         rows = inputs.reshape(-1, self.in_features)
-        if rows.shape[0] >= self.max_rows:
+        if not self.min_rows <= rows.shape[0] < self.max_rows:
             return nn.functional.linear(inputs, self.weight, self.bias)
         output = torch._C._nn.mkldnn_linear(
             rows.contiguous().to_mkldnn(), self.packed_weight, self.packed_bias
@@ -66,7 +74,7 @@ class PackedLinear(nn.Module):
     def extra_repr(self) -> str:
         return (
             f"in_features={self.in_features}, out_features={self.out_features}, "
-            f"bias={self.bias is not None}, oneDNN packed below {self.max_rows} rows"
+            f"bias={self.bias is not None}, oneDNN packed for {self.min_rows} to {self.max_rows - 1} rows"
         )
 
 

@@ -94,3 +94,14 @@ def test_models_that_cannot_be_packed_are_left_alone() -> None:
     assert prepack_linear_layers(double) == 0
     assert not is_prepacked(double)
     assert isinstance(double.lm_head, nn.Linear)
+
+
+def test_a_single_row_takes_the_stock_kernel_exactly() -> None:
+    """A plain decoding step must cost what it costs on stock layers: packing only serves verification."""
+    torch.manual_seed(3)
+    linear = nn.Linear(24, 40)
+    packed = PackedLinear(linear)
+    with torch.no_grad():
+        for shape in ((1, 1, 24), (1, 24), (24,)):
+            inputs = torch.randn(*shape)
+            assert torch.equal(packed(inputs), linear(inputs)), shape
