@@ -341,7 +341,11 @@ class LexicalClaimVerifier:
             return judged(label, "polarity", polarity)
         if direction is not None:
             terms = tuple(stem(word.joined) for word in claim_words if direction_of(word))
-            label = self._mismatch_label(content, alignment, terms) if can_contradict else "insufficient"
+            label = (
+                self._mismatch_label(content, alignment, terms)
+                if can_contradict and direction.clean
+                else "insufficient"
+            )
             return judged(label, "direction", direction.detail)
         if quantity.outcome == "missing":
             return judged("insufficient", "quantity", quantity.detail)

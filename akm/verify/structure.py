@@ -46,6 +46,11 @@ _AUXILIARIES: frozenset[str] = frozenset(
      "represents", "represent", "constitutes", "constitute"]
 )  # fmt: skip
 _NOMINAL_SUFFIXES: tuple[str, ...] = ("tion", "tions", "sion", "sions", "ment", "ments", "ance", "ence")
+# Words after a direction verb that show it is used without an object ("increased with dose").
+_INTRANSITIVE_FOLLOWERS: frozenset[str] = frozenset(
+    ["with", "by", "after", "from", "to", "at", "during", "over", "in", "among", "when", "following",
+     "than", "across", "between", "significantly", "markedly", "slightly", "and", "but"]
+)  # fmt: skip
 _ADJUNCT_PREPOSITIONS: frozenset[str] = frozenset(
     ["on", "at", "during", "for", "in", "among", "after", "before", "with", "from", "by", "over",
      "under", "within", "across", "when", "while", "because", "despite"]
@@ -91,6 +96,9 @@ class Finding:
 
     check: str
     detail: str
+    # For a direction finding: the claim's subject is stated beside the opposite word, so the
+    # passage says the opposite of the claim rather than of something near it.
+    clean: bool = True
 
 
 class WindowIndex:
@@ -376,26 +384,50 @@ def relation_roles_finding(claim: str, claim_words: Sequence[Word], index: Windo
 
 
 def _right_arguments(text_words: Sequence[Word], position: int, reach: int = 4) -> set[str]:
-    """Stems of up to ``reach`` content words after a direction word, within its clause; the left
-    ones when nothing follows."""
+    """Stems of the content words a direction word governs, within its clause.
+
+    After it ("increased risk of bleeding", "reduces mortality"), up to ``reach`` words and up
+    to the next direction word ("weakened X and strengthened Y"); before it when it is used
+    intransitively ("the level increased with dose", "mortality fell"), i.e. when a
+    preposition or nothing follows.
+    """
+    following = text_words[position + 1] if position + 1 < len(text_words) else None
+    before = _governed(list(reversed(text_words[:position])), reach, leftwards=True)
+    if (following is None or following.lower in _INTRANSITIVE_FOLLOWERS) and before:
+        return before
+    return _governed(list(text_words[position + 1 :]), reach) or before
+
+
+def _governed(sequence: Sequence[Word], reach: int, leftwards: bool = False) -> set[str]:
+    """Up to ``reach`` content stems along ``sequence``, stopping at a direction word once one is
+    found and, leftwards, at a conjunction ("X and a faster rise": X is not what rises)."""
     found: list[str] = []
-    for word in text_words[position + 1 :]:
-        if len(found) >= reach:
+    for word in sequence:
+        if len(found) >= reach or (leftwards and word.lower in {"and", "or", "but", "whereas", "while"}):
             break
         if direction_of(word):
-            # The next direction word governs what follows it ("weakened X and strengthened Y").
             if found:
                 break
             continue
         if is_content(word):
             found.append(stem(word.joined))
-    if not found:
-        found = [
-            stem(word.joined)
-            for word in text_words[max(0, position - reach) : position]
-            if is_content(word) and not direction_of(word)
-        ]
     return set(found)
+
+
+def _subject_beside(claim_words: Sequence[Word], index: WindowIndex, position: int) -> bool:
+    """True when a subject word of the claim is stated in the clause of the passage word at ``position``."""
+    subject = subject_words(claim_words)
+    if not subject:
+        return False
+    clauses = clause_bounds(index.passage, index.span.start, index.span.end)
+    clause = _clause_of(clauses, index.words[position].start)
+    if clause is None:
+        return False
+    return any(
+        clause.start <= index.words[found].start < clause.end
+        for word in subject
+        for found in index.positions(word)
+    )
 
 
 def direction_finding(claim: str, claim_words: Sequence[Word], index: WindowIndex) -> Finding | None:
@@ -406,12 +438,10 @@ def direction_finding(claim: str, claim_words: Sequence[Word], index: WindowInde
     every other one sharing as many arguments say the opposite direction, the passage states
     the opposite change of the same thing.
     """
-    verb = verb_position(claim_words) or 0
     claim_clauses = clause_bounds(claim, 0, len(claim))
-    for position, word in enumerate(claim_words):
+    for word in claim_words:
         said = direction_of(word)
-        # A direction word in the subject ("inhibiting X increases Y") names the cause, not the change.
-        if not said or position < verb:
+        if not said:
             continue
         claim_clause = _clause_of(claim_clauses, word.start)
         own_clause = (
@@ -423,7 +453,7 @@ def direction_finding(claim: str, claim_words: Sequence[Word], index: WindowInde
         if not arguments:
             continue
         clauses = clause_bounds(index.passage, index.span.start, index.span.end)
-        overlaps: list[tuple[int, str, str]] = []
+        overlaps: list[tuple[int, str, str, int]] = []
         for at, other in enumerate(index.words):
             stated = direction_of(other)
             if not stated:
@@ -434,17 +464,18 @@ def direction_finding(claim: str, claim_words: Sequence[Word], index: WindowInde
             )
             local = clause_words.index(other) if other in clause_words else at
             shared = len(arguments & _right_arguments(clause_words, local))
-            overlaps.append((shared, stated, other.surface))
+            overlaps.append((shared, stated, other.surface, at))
         if not overlaps:
             continue
-        top = max(shared for shared, _, _ in overlaps)
+        top = max(shared for shared, _, _, _ in overlaps)
         if top < 1 or (top < 2 and len(arguments) > 1):
             continue
-        best = [(stated, surface) for shared, stated, surface in overlaps if shared == top]
-        if all(stated != said for stated, _ in best):
+        best = [(stated, surface, at) for shared, stated, surface, at in overlaps if shared == top]
+        if all(stated != said for stated, _, _ in best):
             return Finding(
                 "direction",
                 f"claim says {word.surface!r} ({said}); the passage says {best[0][1]!r} ({best[0][0]}) of the same thing",
+                _subject_beside(claim_words, index, best[0][2]),
             )
     return None
 
