@@ -9,7 +9,16 @@ from typing import Any
 import pytest
 
 from akm.cli import main
-from akm.verify.benchmark import BenchmarkInputError, run_verify_benchmark, summarise
+from akm.verify import SupportJudgement
+from akm.verify.benchmark import (
+    CURVE_THRESHOLDS,
+    ERROR_KINDS,
+    BenchmarkInputError,
+    VerifyCase,
+    error_kind,
+    run_verify_benchmark,
+    summarise,
+)
 
 SCIFACT_CLAIMS = (
     Path(__file__).resolve().parents[3]
@@ -213,3 +222,80 @@ def test_scifact_first_hundred_lines_rarely_support_falsely() -> None:
     assert summary["false_support_rate_refutes"] <= 0.05
     assert summary["false_support_rate_nei"] <= 0.05
     assert summary["confusion"]["SUPPORTS"]["supported"] >= 1
+
+
+def test_curve_at_the_verifier_threshold_matches_the_verdicts(claims_file: Path) -> None:
+    report = run_verify_benchmark(claims_file)
+    curve = report["threshold_curve"]
+    assert set(curve) == {"all", "even", "odd"}
+    assert [point["threshold"] for point in curve["all"]] == list(CURVE_THRESHOLDS)
+    at_setting = next(point for point in curve["all"] if point["threshold"] == report["support_threshold"])
+    assert at_setting["support_precision"] == report["summary"]["support_precision"]
+    assert at_setting["support_recall"] == report["summary"]["support_recall"]
+    supported = [point["n_supported"] for point in curve["all"]]
+    assert supported == sorted(supported, reverse=True), "a higher threshold can only support fewer"
+
+
+def test_error_kinds_count_every_false_support_and_miss(claims_file: Path) -> None:
+    report = run_verify_benchmark(claims_file)
+    kinds = report["error_kinds"]
+    confusion = report["summary"]["confusion"]
+    false_supports = confusion["REFUTES"]["supported"] + confusion["NOT_ENOUGH_INFO"]["supported"]
+    misses = confusion["SUPPORTS"]["insufficient"] + confusion["SUPPORTS"]["contradicted"]
+    assert sum(kinds["false_supports_all"].values()) == false_supports
+    assert sum(kinds["misses_all"].values()) == misses
+    assert set(kinds["misses_all"]) == set(ERROR_KINDS)
+    # Line 2 is a gold SUPPORTS claim the verifier reads as the opposite direction.
+    assert kinds["misses_even"]["direction"] == 1
+
+
+@pytest.mark.parametrize(
+    ("claim", "window", "kind"),
+    [
+        ("Drug X increases mortality.", "Drug X decreased mortality and increased costs.", "direction"),
+        ("A is higher than B.", "B is higher than A.", "roles"),
+        ("Tea prevents colds.", "Some argue that tea prevents colds.", "attribution/hedging"),
+        (
+            "Ann Lee is the chair.",
+            "Board: Ann Lee, treasurer; Bo Chan, chair; Cy Dow, clerk.",
+            "list-membership",
+        ),
+        ("Sea ice is global.", "Global sea ice melts.", "same-words-other-relation"),
+    ],
+)
+def test_a_false_support_is_classified_by_the_pair(claim: str, window: str, kind: str) -> None:
+    case = VerifyCase(0, "1", claim, "2", window, (0,), frozenset(), "REFUTES")
+    judgement = SupportJudgement("supported", (0, len(window)), "", "all-checks", {"coverage": 1.0}, 1.0)
+    assert error_kind(case, judgement) == kind
+
+
+def test_a_miss_is_classified_by_the_check_that_withheld_support() -> None:
+    case = VerifyCase(0, "1", "claim", "2", "passage", (0,), frozenset(), "SUPPORTS")
+    for decided_by, kind in (
+        ("roles", "roles"),
+        ("attribution", "attribution/hedging"),
+        ("coverage", "other"),
+    ):
+        judgement = SupportJudgement("insufficient", None, "", decided_by, {}, 0.1)
+        assert error_kind(case, judgement) == kind
+
+
+def test_cli_writes_the_curve_plot_beside_the_json(claims_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "verify.json"
+    assert (
+        main(
+            ["--data-dir", str(tmp_path), "bench", "verify", "--claims", str(claims_file), "--json", str(out)]
+        )
+        == 0
+    )
+    plot = out.with_suffix(".png")
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cli_threshold_flag(claims_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "verify.json"
+    args = ["--data-dir", str(tmp_path), "bench", "verify", "--claims", str(claims_file), "--json", str(out)]
+    assert main([*args, "--threshold", "0.99"]) == 0
+    assert json.loads(out.read_text(encoding="utf-8"))["support_threshold"] == 0.99
+    assert main([*args, "--threshold", "2"]) == 2
+    assert "--threshold must be between 0 and 1" in capsys.readouterr().err
