@@ -363,6 +363,9 @@ class SpeculativeDecoder:
     def _verify(
         proposal: DraftProposal, logits: torch.Tensor, sampling: SamplingParams, generator: torch.Generator
     ) -> Acceptance:
+        if sampling.greedy and not proposal.tokens:
+            # A plain step: the argmax alone, without the tensor work of comparing drafts.
+            return Acceptance(accepted=0, next_token=int(torch.argmax(logits[0]).item()))
         drafts = torch.tensor(proposal.tokens, dtype=torch.long)
         if sampling.greedy:
             return accept_greedy(drafts, logits)
