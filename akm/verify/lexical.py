@@ -1,23 +1,30 @@
-"""A conservative lexical claim-support verifier.
+"""A conservative lexical claim-support verifier with a support score.
 
 A false "supported" is the worst error this component can make: it would promote evidence
-for a claim the source does not make. So every check can only withhold support, and the
-claim is supported only when all of them pass on one aligned window of the passage:
+for a claim the source does not make. So every check can only withhold support. Each check of
+one aligned window of the passage either passes or multiplies the support score by its factor
+(``CHECK_FACTORS``); the score starts from the window's coverage of the claim's content words,
+and the claim is supported only when the score reaches ``support_threshold``:
 
 1. alignment   the window of one or two consecutive sentences covering most claim content words
-               (a joined sentence costs ``joined_sentence_charge`` of coverage);
+               (a joined sentence costs ``joined_sentence_charge`` of coverage); a literal quote
+               of the claim is judged on the sentence it was copied from;
 2. quantities  every number, percentage, unit and year of the claim with the same value there
                (same dimension, different amount → contradicted; absent → insufficient;
                a different dimension, e.g. % vs percentage points → insufficient);
 3. dates       every month the claim names (another month there → contradicted);
 4. polarity    negation (by scope), direction (increase/decrease ...) and antonyms agree
                (a clean mismatch with the rest aligned → contradicted, else insufficient);
-5. entities    every name, acronym and identifier of the claim (missing → insufficient);
-6. coverage    at least ``support_coverage`` of the claim's content words (stemmed);
-7. polar words every direction word, antonym and negated adjective of the claim is there;
-8. comparison  a comparative claim ("more than", "compared with") needs a comparing passage;
-9. assertion   a window stating an aim, question or method ("whether", "to assess") supports nothing;
-10. hedges     a hedged window ("may", "suggests") does not support a flat assertion.
+5. direction   the passage's direction word governing the claim's arguments points the same way;
+6. entities    every name, acronym and identifier of the claim (missing → insufficient);
+7. coverage    the score's base: the share of the claim's content words (stemmed);
+8. polar words every direction word, antonym and negated adjective of the claim is there;
+9. comparison  a comparative claim ("more than", "compared with") needs a comparing passage;
+10. assertion  a window stating an aim, question or method ("whether", "to assess") supports nothing;
+11. hedges and reports: a claim word stated only under a hedge ("may") or a report ("it was
+               claimed that", "critics say") does not support a flat assertion;
+12. structure  roles, list entries, degree words, predicates and proximity
+               (``akm.verify.structure``; skipped for a close quote of the passage).
 
 The defaults were chosen on the even-numbered lines of the SciFact train claims and checked on
 the odd ones (``akm bench verify``); they favour precision over recall by design.
