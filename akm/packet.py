@@ -10,11 +10,13 @@ FAIL               a gate failed: a winner's direct read found another checksum 
                    completed. The derived path is rolled back (``rollbackRequired``).
 HOLD               an important claim is not supported, a blocking conflict is open
                    (``unresolvedBlockingConflictVerdict``), required evidence is missing, a
-                   required direct read did not complete, or no claim at all is supported.
+                   required direct read did not complete, no claim at all is supported, or (for
+                   answers) no supported claim addresses the question.
 PASS_WITH_NOTE     every important claim is supported but a caveat remains: an unsupported or
                    conflicted supporting claim, a non-blocking conflict, a winner that could not
                    be read, or stale evidence among the winners.
-PASS               every claim is supported by claim-supported rows and nothing is open.
+PASS               every claim is supported by claim-supported rows, nothing is open, and (for
+                   answers) a supported claim addresses the question.
 =================  ==============================================================================
 
 Every reason is recorded in ``verdictReasons``. A packet is checked against the upstream schema,
@@ -136,8 +138,13 @@ def decide_verdict(
     missing_evidence: Sequence[MissingEvidence],
     direct_read_queue: Sequence[DirectReadQueueItem],
     checksum_mismatches: Sequence[str] = (),
+    responsiveness: tuple[bool, str] | None = None,
 ) -> VerdictDecision:
-    """The packet verdict and every reason for it (see the module docstring)."""
+    """The packet verdict and every reason for it (see the module docstring).
+
+    ``responsiveness`` is whether the answer addresses the question, with the check's reason: an
+    answer whose supported claims do not answer the question is held, whatever their support.
+    """
     policy = manifest.verification_policy
     failures: list[str] = []
     holds: list[str] = []
@@ -164,6 +171,9 @@ def decide_verdict(
             holds.append(f"important {claim.claim_class} claim {claim.claim_id} is {claim.status}")
         elif claim.status in _NOT_SUPPORTED:
             notes.append(f"supporting claim {claim.claim_id} is {claim.status}")
+    answered: list[str] = []
+    if responsiveness is not None:
+        (answered if responsiveness[0] else holds).append(responsiveness[1])
     if not claims:
         holds.append("the answer contains no claim that could be checked against evidence")
     elif not any(claim.status == "supported" for claim in claims):
@@ -216,11 +226,14 @@ def decide_verdict(
     if holds:
         return VerdictDecision("HOLD", tuple(holds + notes), False, "")
     if notes:
-        return VerdictDecision("PASS_WITH_NOTE", tuple(notes), False, "")
+        return VerdictDecision("PASS_WITH_NOTE", tuple(notes + answered), False, "")
     supported = sum(1 for claim in claims if claim.status == "supported")
     return VerdictDecision(
         "PASS",
-        (f"all {supported} claim(s) are supported by claim-supported, directly read rows; nothing is open",),
+        (
+            f"all {supported} claim(s) are supported by claim-supported, directly read rows; nothing is open",
+            *answered,
+        ),
         False,
         "",
     )
@@ -246,6 +259,7 @@ def assemble_packet(
     project: PacketProject | None = None,
     context_reasons: Sequence[str] = (),
     at: str | None = None,
+    responsiveness: tuple[bool, str] | None = None,
 ) -> EvidencePacket:
     """Decide the verdict, build the packet and validate it; raises InvalidPacketError.
 
@@ -262,6 +276,7 @@ def assemble_packet(
         missing_evidence=missing_evidence,
         direct_read_queue=direct_read_queue,
         checksum_mismatches=checksum_mismatches,
+        responsiveness=responsiveness,
     )
     if context_reasons:
         decision = VerdictDecision(

@@ -14,7 +14,12 @@ from akm.settings import Settings
 
 EXIT_USAGE = 2
 
-BENCH_MODULES: tuple[str, ...] = ("akm.cli.bench_verify", "akm.cli.bench_decode", "akm.cli.bench_retrieval")
+BENCH_MODULES: tuple[str, ...] = (
+    "akm.cli.bench_answers",
+    "akm.cli.bench_verify",
+    "akm.cli.bench_decode",
+    "akm.cli.bench_retrieval",
+)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -6,7 +6,8 @@ excerpt checksum can be recomputed from the source and the locator alone.
 
 A chunk that covers a whole heading section gets a ``heading`` locator; a part of a long
 section, or text outside any heading, gets a ``line-range`` locator. Both carry the heading
-path and the line range.
+path and the line range. A chunk is never just a heading: a heading line joins the text that
+follows it even past ``max_chars``, and a section with no text of its own makes no chunk.
 """
 
 from __future__ import annotations
@@ -114,6 +115,11 @@ def _split_long_block(lines: list[str], first: int, last: int, max_chars: int) -
     return pieces
 
 
+def _headings_only(lines: list[str]) -> bool:
+    """True when every non-blank line is a Markdown heading (a title with no text of its own)."""
+    return all(_HEADING.match(line) for line in lines if line.strip())
+
+
 def chunk_text(text: str, *, markdown: bool, max_chars: int = DEFAULT_MAX_CHARS) -> list[TextChunk]:
     """Chunks of a document: heading sections, split at paragraph boundaries when long."""
     lines = text.splitlines()
@@ -128,15 +134,18 @@ def chunk_text(text: str, *, markdown: bool, max_chars: int = DEFAULT_MAX_CHARS)
             )
             for piece_first, piece_last in pieces:
                 if groups:
-                    group_first, _ = groups[-1]
+                    group_first, group_last = groups[-1]
                     size = sum(len(line) + 1 for line in lines[group_first:piece_last])
-                    if size <= max_chars:
+                    # A heading belongs to the text it introduces, however long that text is.
+                    if size <= max_chars or (markdown and _headings_only(lines[group_first:group_last])):
                         groups[-1] = (group_first, piece_last)
                         continue
                 groups.append((piece_first, piece_last))
         for first, last in groups:
             body = "\n".join(lines[first:last])
-            if not body.strip():
+            # A section with nothing but its heading says nothing; its title stays in the heading
+            # path of the chunks below it.
+            if not body.strip() or (markdown and _headings_only(lines[first:last])):
                 continue
             whole_section = len(groups) == 1 and section.heading_line is not None and first == section.start
             if whole_section:

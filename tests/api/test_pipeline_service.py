@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,15 +12,20 @@ import pytest
 from api_fakes import GUIDE, HIDDEN_BY_EXCLUDE, default_manifest
 
 from akm.answer import GeneratedAnswer
+from akm.embedding import load_embedder
+from akm.ingest import ingest
+from akm.manifest import load_manifest
 from akm.runtime import Runtime
 from akm.service.answers import AnswerRequest, CancelSignal
 from akm.service.errors import GenerationCancelledError, InvalidRequestError, NotFoundError
 from akm.service.pipeline import PipelineAnswerService, PipelineReverifyService, answer_options
 from akm.service.scope import SourceScope
-from akm.settings import load_settings
-from akm.store import EvidenceStore
+from akm.settings import PROJECT_ROOT, load_settings
+from akm.store import EvidenceStore, open_store
 
-WORDS = ("The ", "evidence ", "does ", "not ", "say.")
+WORDS = ("The ", "bridge ", "was ", "opened ", "to ", "traffic ", "on ", "19 ", "March ", "1932.")
+QUESTION = "When was the Kestrel Harbour Bridge opened to traffic?"
+FIXTURE_DOCS = Path(__file__).resolve().parents[1] / "fixtures" / "answers" / "docs"
 
 
 class ScriptedGenerator:
@@ -45,8 +51,26 @@ class ScriptedGenerator:
         return GeneratedAnswer(text="".join(WORDS), decode={"new_tokens": len(WORDS), "tokens_per_s": 50.0})
 
 
+@pytest.fixture
+def answer_store(tmp_path: Path) -> Iterator[EvidenceStore]:
+    """The fixture articles ingested into a fresh store, under a copy of the default manifest."""
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURE_DOCS, root / "docs")
+    (root / "config").mkdir()
+    shutil.copy(PROJECT_ROOT / "config" / "manifest.yaml", root / "config" / "manifest.yaml")
+    store = open_store(f"sqlite:///{tmp_path / 'answers.sqlite3'}")
+    ingest(store, load_manifest(root / "config" / "manifest.yaml"), embedder=load_embedder("hashing"))
+    yield store
+    store.close()
+
+
 def service_over(store: EvidenceStore, tmp_path: Path, generator: ScriptedGenerator) -> PipelineAnswerService:
-    settings = load_settings(data_dir=tmp_path, embedding_model="none")
+    manifest = tmp_path / "project" / "config" / "manifest.yaml"
+    settings = (
+        load_settings(data_dir=tmp_path, embedding_model="hashing", manifest_path=manifest)
+        if manifest.is_file()
+        else load_settings(data_dir=tmp_path, embedding_model="none")
+    )
     service = PipelineAnswerService(settings, lambda: store)
     runtime = Runtime.from_settings(settings)
     runtime._store = store
@@ -56,28 +80,32 @@ def service_over(store: EvidenceStore, tmp_path: Path, generator: ScriptedGenera
 
 
 def test_stream_yields_drafts_claims_and_the_stored_answer(
-    seeded_store: EvidenceStore, tmp_path: Path
+    answer_store: EvidenceStore, tmp_path: Path
 ) -> None:
+    seeded_store = answer_store
     service = service_over(seeded_store, tmp_path, ScriptedGenerator())
     before = seeded_store.count_packets()
-    events = list(service.stream(AnswerRequest("What does the guide say?", {"maxRows": 2}), CancelSignal()))
+    events = list(service.stream(AnswerRequest(QUESTION, {"maxRows": 2}), CancelSignal()))
     kinds = [event.kind for event in events]
     assert kinds[: len(WORDS)] == ["draft"] * len(WORDS)
     assert [event.data["text"] for event in events[: len(WORDS)]] == list(WORDS)
     assert kinds[-1] == "verdict"
     assert set(kinds[len(WORDS) : -1]) <= {"claim"}
     final = events[-1].data
-    assert set(final) == {"answer", "claims", "verdict", "packetId", "packet", "decode"}
+    assert set(final) == {"answer", "claims", "verdict", "packetId", "packet", "decode", "selection"}
+    assert final["answer"] == "".join(WORDS)
+    assert final["verdict"]["verdict"] == "PASS"
     assert seeded_store.count_packets() == before + 1
     assert seeded_store.get_packet(final["packetId"]) is not None
 
 
-def test_cancel_during_generation_stores_nothing(seeded_store: EvidenceStore, tmp_path: Path) -> None:
+def test_cancel_during_generation_stores_nothing(answer_store: EvidenceStore, tmp_path: Path) -> None:
+    seeded_store = answer_store
     pause = threading.Event()
     service = service_over(seeded_store, tmp_path, ScriptedGenerator(pause))
     cancel = CancelSignal()
     before = seeded_store.count_packets()
-    stream = service.stream(AnswerRequest("What does the guide say?"), cancel)
+    stream = service.stream(AnswerRequest(QUESTION), cancel)
     first = next(stream)
     assert (first.kind, first.data["text"]) == ("draft", WORDS[0])
     cancel.set()
@@ -141,13 +169,13 @@ class CountingGenerator(ScriptedGenerator):
                 self.inside -= 1
 
 
-def test_overlapping_answers_decode_one_at_a_time(seeded_store: EvidenceStore, tmp_path: Path) -> None:
+def test_overlapping_answers_decode_one_at_a_time(answer_store: EvidenceStore, tmp_path: Path) -> None:
     generator = CountingGenerator()
-    service = service_over(seeded_store, tmp_path, generator)
+    service = service_over(answer_store, tmp_path, generator)
     results: list[dict[str, Any]] = []
     threads = [
         threading.Thread(
-            target=lambda: results.append(service.answer(AnswerRequest("What does it say?"), CancelSignal()))
+            target=lambda: results.append(service.answer(AnswerRequest(QUESTION), CancelSignal()))
         )
         for _ in range(3)
     ]

@@ -1,0 +1,109 @@
+"""The generator adapter: the target model behind the speculative decoder.
+
+This is the only module of the evidence plane that imports ``decoding``. The boundary is narrow on
+purpose: the decoder receives a prompt built from directly read sentences and returns text plus
+decode statistics. The statistics are stored beside the packet, linked by its ID, and never reach
+an evidence row, a claim or a verdict: whether a draft token was accepted says nothing about
+whether a claim is true.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from akm.answer.prompt import EvidencePrompt
+from akm.answer.results import GeneratedAnswer
+from decoding.drafters import CompositeDrafter, Drafter, EvidenceDrafter, ModelDrafter, PromptLookupDrafter
+from decoding.speculative import DecodeConfig, SpeculativeDecoder
+
+
+class SpeculativeAnswerGenerator:
+    """The target model behind the speculative decoder, drafting from the evidence and the prompt."""
+
+    def __init__(
+        self,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        *,
+        cost_cache_dir: Path | None = None,
+        max_draft: int = 8,
+        model_drafter: ModelDrafter | None = None,
+    ) -> None:
+        from decoding.models import chat_prompt_ids
+
+        self._chat_prompt_ids = chat_prompt_ids
+        self.tokenizer = tokenizer
+        # Optional (settings.draft_model): asked beside the lookups every step; the composite keeps
+        # whichever proposal is expected to have the most tokens accepted.
+        self.model_drafter = model_drafter
+        self.decoder = SpeculativeDecoder(
+            model,
+            tokenizer,
+            # An answer that starts looping has said what it will say: stop instead of spending
+            # the whole token budget on the loop.
+            config=DecodeConfig(max_draft=max_draft, cost_cache_dir=cost_cache_dir, repetition_stop=True),
+        )
+
+    def generate(
+        self,
+        prompt: EvidencePrompt,
+        *,
+        max_new_tokens: int,
+        temperature: float,
+        seed: int | None,
+        on_text: Callable[[str], None] | None = None,
+    ) -> GeneratedAnswer:
+        """Decode an answer; ``on_text`` receives each committed text increment as it appears."""
+        messages = [{"role": "system", "content": prompt.system}, {"role": "user", "content": prompt.user}]
+        prompt_ids = self._chat_prompt_ids(self.tokenizer, messages)
+        passage_ids = [
+            [int(token) for token in self.tokenizer(passage, add_special_tokens=False)["input_ids"]]
+            for passage in prompt.passages
+            if passage
+        ]
+        drafters: list[Drafter] = [PromptLookupDrafter()]
+        if passage_ids:
+            drafters.insert(0, EvidenceDrafter(passage_ids))
+        if self.model_drafter is not None:
+            drafters.append(self.model_drafter)
+        # A drafter per call: the excerpts belong to this request only.
+        stream = self.decoder.stream(
+            prompt_ids,
+            max_new_tokens,
+            temperature=temperature,
+            seed=0 if seed is None else seed,
+            drafter=CompositeDrafter(drafters),
+        )
+        for delta in stream:
+            if on_text is not None:
+                on_text(delta)
+        result = stream.result
+        stats = result.stats
+        decode = stats.to_dict()
+        decode["finish_reason"] = str(result.finish_reason)
+        decode["drafters"] = [drafter.name for drafter in drafters]
+        decode["speedup_by_calls"] = stats.new_tokens / stats.target_calls if stats.target_calls else None
+        decode["estimated_speedup"] = self._estimated_speedup(
+            stats.new_tokens, stats.target_calls, stats.proposed
+        )
+        complete = str(result.finish_reason) not in ("length", "context_window", "repetition")
+        return GeneratedAnswer(text=result.text, decode=decode, complete=complete)
+
+    def _estimated_speedup(self, new_tokens: int, target_calls: int, proposed: int) -> float | None:
+        """Plain decoding makes one single-token call per token; these calls verified ``proposed``
+        drafts in all, each call costing the measured verify-cost ratio of its mean draft length.
+
+        Only the curve's ratios are used, not its absolute seconds, so a uniformly busy machine
+        at measurement time does not skew the estimate.
+        """
+        if target_calls <= 0 or new_tokens <= 0:
+            return None
+        # Measured (and cached) by the decoder before its first adaptive draft.
+        ratio = self.decoder.cost_curve.ratio(round(proposed / target_calls))
+        return new_tokens / (target_calls * ratio)
+
+
+__all__ = ["SpeculativeAnswerGenerator"]

@@ -1,0 +1,560 @@
+"""One grounded answer: retrieval → fusion → direct read → selection → generation → claims →
+verification → responsiveness → packet → one store transaction.
+
+The orchestration does the I/O around the pure steps: it reads the store and the sources, asks
+the generator (any :class:`AnswerGenerator`; the speculative decoder lives behind
+``akm.answer.generation``, the one module that imports ``decoding``), and writes everything in one
+transaction.
+
+How the answer is composed (see docs/answers.md):
+
+1. The directly read passages that bear on the question are kept; the rest are recorded as
+   selection rejections. The answer-bearing sentence(s) are chosen by ``akm.answer.selection``.
+2. When even the best sentence does not share the question's focus, nothing is generated: the
+   answer says plainly that no passage in scope answers the question (HOLD).
+3. Otherwise the generator writes a short answer from those sentences only. Its claims are
+   verified against the kept passages.
+4. When no claim of the generated text is both supported and responsive, or the generated text
+   drops much of what the chosen sentences say, the answer quotes the answer-bearing
+   sentence(s) verbatim instead (an exact substring of a direct-read passage), and
+   the packet records that the generated text was set aside.
+5. PASS needs every important claim supported and a responsive supported claim; the
+   responsiveness check and its reason stand among the verdict reasons.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from akm.answer.prompt import AnswerGenerator, build_prompt
+from akm.answer.responsiveness import (
+    NO_ANSWER_REASON,
+    ClaimInContext,
+    Responsiveness,
+    check_responsiveness,
+)
+from akm.answer.results import (
+    AnsweredClaim,
+    AnswerOptions,
+    AnswerResult,
+    Citation,
+    GeneratedAnswer,
+    source_path,
+)
+from akm.answer.selection import Selection, content_terms, select_evidence
+from akm.answer.tidy import drop_non_answers, tidy_answer
+from akm.claims import extract_claims
+from akm.contract.ids import packet_id as make_packet_id
+from akm.contract.ids import utc_now_iso
+from akm.contract.models import EvidencePacket, EvidenceRow
+from akm.direct_read import DirectReadOutcome, direct_read
+from akm.embedding import Embedder
+from akm.fusion import FusionResult, FusionSettings, expand_winners, fuse, store_neighbours
+from akm.manifest import Manifest
+from akm.packet import assemble_packet, important_claim_classes, record_history
+from akm.retrieval.orchestrate import retrieve
+from akm.source_readers import RootReaders
+from akm.store import EvidenceStore, Rejection
+from akm.support import (
+    ClaimAssessment,
+    ReadAttempt,
+    ReadEvidence,
+    SupportResult,
+    apply_support,
+    direct_read_queue,
+)
+from akm.verify import ClaimVerifier, LexicalClaimVerifier
+
+ANSWER_ACTOR = "akm.answer"
+NO_ANSWER_TEXT = "No passage in scope answers the question."
+# The best sentence must share at least this much of the question's focus (with its passage)
+# for anything to be generated at all.
+ABSTAIN_FOCUS = 0.5
+ABSTAIN_SCORE = 0.45
+# A generated answer must keep this share of the chosen sentences' content terms to stand.
+KEEP_GENERATED_COVERAGE = 0.8
+Composition = Literal["generated", "quoted", "abstained"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Composed:
+    """The answer text that will be presented and checked, how it came about, and its checks."""
+
+    text: str
+    composition: Composition
+    support: SupportResult
+    claims_checked: int
+    responsiveness: Responsiveness
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.timings_ms: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        begun = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings_ms[name] = round((time.perf_counter() - begun) * 1000.0, 2)
+
+    def total_ms(self) -> float:
+        return (time.perf_counter() - self.started) * 1000.0
+
+
+def answer(
+    question: str,
+    options: AnswerOptions | None = None,
+    *,
+    store: EvidenceStore,
+    manifest: Manifest,
+    embedder: Embedder | None,
+    generator: AnswerGenerator,
+    verifier: ClaimVerifier | None = None,
+    task_id: str | None = None,
+) -> AnswerResult:
+    """Answer ``question`` from directly read evidence and store everything in one transaction.
+
+    Raises ``QueryError`` / ``UnknownLaneError`` for bad input before anything is searched,
+    and ``InvalidPacketError`` (nothing stored) if the packet would violate the contract.
+    """
+    options = options or AnswerOptions()
+    verifier = verifier or LexicalClaimVerifier()
+    clock = _Clock()
+    task = task_id or f"ask:{uuid.uuid4().hex}"
+
+    with clock.stage("retrieval"):
+        retrieval = retrieve(question, store, manifest, embedder, lanes=options.lanes, record=False)
+        overrides: dict[str, object] = {"max_rows": options.max_rows}
+        if options.fusion_method is not None:
+            overrides["method"] = options.fusion_method
+        fused = merged_duplicates(
+            fuse(retrieval.candidates, FusionSettings.from_manifest(manifest, **overrides))
+        )
+        winners = expand_winners(fused.winners, store_neighbours(store), manifest)
+    packet_id = make_packet_id(task, retrieval.query, manifest.manifest_version, 1)
+    rejections = [
+        _fusion_rejection(excluded, retrieval.query, retrieval.result_set_id, packet_id)
+        for excluded in fused.excluded
+    ]
+
+    with clock.stage("direct_read"):
+        readers = RootReaders(manifest)
+        outcomes = [direct_read(row, readers.for_row(row)) for row in winners]
+    evidence, others, attempts = _read_evidence(outcomes)
+    rejections.extend(
+        _read_rejection(outcome, retrieval.query, retrieval.result_set_id, packet_id)
+        for outcome in outcomes
+        if outcome.status != "direct-read"
+    )
+
+    with clock.stage("selection"):
+        selection = select_evidence(retrieval.query, evidence, embedder)
+    rejections.extend(
+        Rejection(
+            stage="selection",
+            reason=excluded.reason,
+            query=retrieval.query,
+            result_set_id=retrieval.result_set_id,
+            packet_id=packet_id,
+            source_id=excluded.evidence.row.source.source_id,
+            evidence_id=excluded.evidence.row.evidence_id,
+            detail={"notes": excluded.note, "locator": excluded.evidence.row.scope.locator.value},
+        )
+        for excluded in selection.excluded
+    )
+    set_aside = [excluded.evidence.row for excluded in selection.excluded]
+    important = important_claim_classes(manifest)
+    generated = GeneratedAnswer(text="", decode={})
+    if _worth_generating(selection):
+        prompt = build_prompt(retrieval.query, [sentence.text for sentence in selection.sentences])
+        with clock.stage("decoding"):
+            generated = generator.generate(
+                prompt,
+                max_new_tokens=options.max_new_tokens,
+                temperature=options.temperature,
+                seed=options.seed,
+            )
+    text = tidy_answer(generated.text, complete=generated.complete) if generated.text else ""
+
+    with clock.stage("verification"):
+        composed = _compose(
+            retrieval.query, text, selection, important, verifier, embedder, extra_rows=[*set_aside, *others]
+        )
+        support = composed.support
+        queue = direct_read_queue(attempts, support.assessments)
+        input_bytes = sum(len(sentence.text.encode("utf-8")) for sentence in selection.sentences)
+        packet = assemble_packet(
+            manifest=manifest,
+            task_id=task,
+            query=retrieval.query,
+            normalized_intent=" ".join(retrieval.query.lower().split()),
+            query_class=retrieval.query_class.value,  # type: ignore[arg-type]
+            lanes_run=retrieval.lane_runs,
+            fusion=fused.fusion,
+            rows=support.rows,
+            claims=[assessment.record for assessment in support.assessments],
+            conflicts=support.conflicts,
+            missing_evidence=support.missing_evidence,
+            direct_read_queue=queue,
+            checksum_mismatches=[attempt.row_id for attempt in attempts if attempt.status == "stale"],
+            measured_metrics=_measured_metrics(retrieval.candidates, fused, support, input_bytes, clock),
+            responsiveness=(composed.responsiveness.responsive, _responsiveness_reason(composed)),
+        )
+    if packet.packet_id != packet_id:
+        raise RuntimeError("packet ID differs from the one its rejections were logged under")
+
+    decode = dict(generated.decode)
+    selection_record = _selection_record(selection, composed, generated_text=text)
+    with clock.stage("storage"):
+        save_answer(
+            store,
+            packet,
+            support=support,
+            lane_result_set=retrieval.result_set_id,
+            rejections=rejections,
+            decode_record={
+                **decode,
+                "timings_ms": clock.timings_ms,
+                "question": question,
+                "selection": selection_record,
+            },
+        )
+    decode["timings_ms"] = dict(clock.timings_ms)
+    decode["total_ms"] = round(clock.total_ms(), 2)
+    answered = tuple(_answered(assessment, support, selection.kept) for assessment in support.assessments)
+    presented = (
+        " ".join(claim.text for claim in answered if claim.status == "supported")
+        if options.strict
+        else composed.text
+    )
+    return AnswerResult(
+        question=question,
+        generated_text=text,
+        answer=presented,
+        claims=tuple(claim for claim in answered if claim.status == "supported")
+        if options.strict
+        else answered,
+        packet=packet,
+        decode=decode,
+        timings_ms=dict(clock.timings_ms),
+        selection=selection_record,
+    )
+
+
+def _worth_generating(selection: Selection) -> bool:
+    """Whether the best sentence shares enough of the question's focus to answer from at all."""
+    best = selection.best
+    return best is not None and best.context >= ABSTAIN_FOCUS and best.score >= ABSTAIN_SCORE
+
+
+def _compose(
+    question: str,
+    generated: str,
+    selection: Selection,
+    important: Sequence[str],
+    verifier: ClaimVerifier,
+    embedder: Embedder | None,
+    *,
+    extra_rows: Sequence[EvidenceRow],
+) -> _Composed:
+    """The generated answer when it is responsive and keeps what the chosen sentences say; else the quote.
+
+    A generated answer that shortens the sentences can drop the very words that answer the
+    question ("Manning was the oldest quarterback" without "at age 39"), so it is kept only when
+    its supported claims hold ``KEEP_GENERATED_COVERAGE`` of the quote's content terms. With
+    nothing worth generating from, the answer is the plain statement that no passage answers.
+    """
+    if not _worth_generating(selection):
+        support = apply_support([], selection.kept, verifier, by=ANSWER_ACTOR, extra_rows=extra_rows)
+        best = selection.best
+        why = (
+            "no sentence of a directly read passage could be scored"
+            if best is None
+            else (
+                f"the best sentence shares {best.context:.2f} of the question's focus "
+                f"(needs {ABSTAIN_FOCUS:.2f}) and scores {best.score:.2f} (needs {ABSTAIN_SCORE:.2f}): {best.describe()}"
+            )
+        )
+        return _Composed(
+            NO_ANSWER_TEXT, "abstained", support, 0, Responsiveness(False, None, f"{NO_ANSWER_REASON}: {why}")
+        )
+    answer_text = drop_non_answers(generated, question)
+    attempt = _checked(question, answer_text, selection, important, verifier, embedder, extra_rows)
+    quote = " ".join(" ".join(sentence.text.split()) for sentence in _passage_order(selection))
+    if attempt.responsiveness.responsive and _coverage(attempt, quote) >= KEEP_GENERATED_COVERAGE:
+        return attempt
+    quoted = _checked(question, quote, selection, important, verifier, embedder, extra_rows, "quoted")
+    # The quote replaces the generated text only when it does better: responsive, or at least supported.
+    if quoted.responsiveness.responsive or not any(
+        a.outcome == "supported" for a in attempt.support.assessments
+    ):
+        return quoted
+    return attempt
+
+
+def _coverage(attempt: _Composed, quote: str) -> float:
+    """The share of the quote's content terms that the supported claims of ``attempt`` hold."""
+    wanted = set(content_terms(quote))
+    held: set[str] = set()
+    for assessment in attempt.support.assessments:
+        if assessment.outcome == "supported":
+            held |= set(content_terms(assessment.claim.text))
+    return len(wanted & held) / len(wanted) if wanted else 0.0
+
+
+def _passage_order(selection: Selection) -> list[Any]:
+    return sorted(selection.sentences, key=lambda sentence: (sentence.evidence.number, sentence.start))
+
+
+def _checked(
+    question: str,
+    text: str,
+    selection: Selection,
+    important: Sequence[str],
+    verifier: ClaimVerifier,
+    embedder: Embedder | None,
+    extra_rows: Sequence[EvidenceRow],
+    composition: Composition = "generated",
+) -> _Composed:
+    claims = extract_claims(text, important)
+    support = apply_support(claims, selection.kept, verifier, by=ANSWER_ACTOR, extra_rows=extra_rows)
+    passages = {item.row.evidence_id: item for item in selection.kept}
+    in_context = [
+        ClaimInContext(
+            claim_id=assessment.claim_id,
+            text=assessment.claim.text,
+            context=" ".join(
+                f"{' '.join(passages[row_id].row.scope.locator.heading_path or ())} {passages[row_id].passage}"
+                for row_id in assessment.support_row_ids
+                if row_id in passages
+            ),
+        )
+        for assessment in support.assessments
+        if assessment.outcome == "supported"
+    ]
+    responsiveness = check_responsiveness(selection.focus, in_context, embedder)
+    return _Composed(text, composition, support, len(claims), responsiveness)
+
+
+def _responsiveness_reason(composed: _Composed) -> str:
+    if composed.composition == "quoted":
+        return f"{composed.responsiveness.reason} (the generated text had no supported claim that answers the question; the answer quotes the passage)"
+    return composed.responsiveness.reason
+
+
+def _selection_record(selection: Selection, composed: _Composed, *, generated_text: str) -> dict[str, Any]:
+    """What selection chose and why, for the response and the stored decode record."""
+    return {
+        "answerType": selection.focus.answer_type,
+        "composition": composed.composition,
+        "responsive": composed.responsiveness.responsive,
+        "responsiveness": composed.responsiveness.reason,
+        "generatedText": generated_text,
+        "sentences": [
+            {
+                "evidenceNumber": sentence.evidence.number,
+                "evidenceId": sentence.evidence.row.evidence_id,
+                "start": sentence.start,
+                "end": sentence.end,
+                "score": round(sentence.score, 4),
+                "lexical": round(sentence.lexical, 4),
+                "context": round(sentence.context, 4),
+                "similarity": None if sentence.semantic is None else round(sentence.semantic, 4),
+                "answerTypeFound": sentence.type_match,
+                "text": sentence.text,
+            }
+            for sentence in selection.sentences
+        ],
+        "excluded": [
+            {"evidenceId": item.evidence.row.evidence_id, "reason": item.reason, "notes": item.note}
+            for item in selection.excluded
+        ],
+    }
+
+
+def _fusion_rejection(excluded: Any, query: str, result_set_id: str, packet_id: str) -> Rejection:
+    denied = excluded.reason == "denied"
+    return Rejection(
+        stage="fusion",
+        reason=excluded.reason,
+        query=query,
+        result_set_id=result_set_id,
+        packet_id=packet_id,
+        source_id=None if denied else excluded.row.source.source_id,
+        evidence_id=None if denied else excluded.row.evidence_id,
+        detail={"notes": excluded.notes}
+        if denied
+        else {
+            "notes": excluded.notes,
+            "lane": excluded.row.retrieval.lane,
+            "locator": excluded.row.scope.locator.value,
+        },
+    )
+
+
+def _read_rejection(outcome: DirectReadOutcome, query: str, result_set_id: str, packet_id: str) -> Rejection:
+    return Rejection(
+        stage="direct-read",
+        reason=outcome.reason,
+        query=query,
+        result_set_id=result_set_id,
+        packet_id=packet_id,
+        source_id=outcome.row.source.source_id,
+        evidence_id=outcome.row.evidence_id,
+        detail={"state": outcome.row.verification.state, "locator": outcome.row.scope.locator.value},
+    )
+
+
+def merged_duplicates(result: FusionResult) -> FusionResult:
+    """Drop "duplicate" exclusions of a row that is itself a winner.
+
+    Two lanes that return the same chunk produce one evidence ID; dedup keeps one copy as the
+    winner (its contribution records both lanes' ranks) and lists the other copy as excluded,
+    which would name the winner's ID among the excluded rows. The merge is already recorded in
+    the contribution's ``laneRanks``.
+    """
+    winners = {row.evidence_id for row in result.winners}
+    kept = tuple(
+        excluded
+        for excluded in result.excluded
+        if not (excluded.reason == "duplicate" and excluded.row.evidence_id in winners)
+    )
+    if len(kept) == len(result.excluded):
+        return result
+    fusion = result.fusion.model_copy(update={"excluded_rows": tuple(item.record() for item in kept)})
+    return FusionResult(fusion=fusion, winners=result.winners, excluded=kept)
+
+
+def _read_evidence(
+    outcomes: Sequence[DirectReadOutcome],
+) -> tuple[list[ReadEvidence], list[EvidenceRow], list[ReadAttempt]]:
+    evidence: list[ReadEvidence] = []
+    others: list[EvidenceRow] = []
+    attempts: list[ReadAttempt] = []
+    for outcome in outcomes:
+        attempts.append(
+            ReadAttempt(row_id=outcome.row.evidence_id, status=outcome.status, reason=outcome.reason)
+        )
+        if outcome.status == "direct-read" and outcome.read is not None:
+            evidence.append(
+                ReadEvidence(number=len(evidence) + 1, row=outcome.row, passage=outcome.read.text)
+            )
+        else:
+            others.append(outcome.row)
+    return evidence, others, attempts
+
+
+def _measured_metrics(
+    candidates: Sequence[EvidenceRow],
+    fused: FusionResult,
+    support: SupportResult,
+    input_bytes: int,
+    clock: _Clock,
+) -> dict[str, int | float | None]:
+    gated = {"denied", "out-of-scope"}
+    ineligible = sum(1 for excluded in fused.excluded if excluded.reason in gated)
+    eligible = [row for row in candidates if row.scope.scope_decision not in gated]
+    claims = support.assessments
+    cited = sum(1 for assessment in claims if assessment.referenced_row_ids)
+    return {
+        "input_candidate_count": len(candidates),
+        "eligible_count": max(len(candidates) - ineligible, 0),
+        "deduplicated_source_count": len({row.source.source_id for row in eligible}),
+        "citation_coverage": round(cited / len(claims), 4) if claims else None,
+        "authority_scope_error_count": sum(1 for row in fused.winners if row.scope.scope_decision in gated),
+        # With no passage read, nothing was put before the model: not measured, so null.
+        "input_bytes": input_bytes or None,
+        # A rough count (4 bytes per token); the decoder's own token count stays out of evidence.
+        "estimated_context_tokens": (input_bytes + 3) // 4 or None,
+        "total_latency_ms": round(clock.total_ms(), 2),
+    }
+
+
+def _answered(
+    assessment: ClaimAssessment, support: SupportResult, evidence: Sequence[ReadEvidence]
+) -> AnsweredClaim:
+    numbers = {item.row.evidence_id: item.number for item in evidence}
+    rows = {row.evidence_id: row for row in support.rows}
+    citations = tuple(
+        Citation(
+            evidence_id=row_id,
+            number=numbers.get(row_id),
+            source_path=source_path(rows[row_id]),
+            locator=rows[row_id].scope.locator.value,
+            revision=rows[row_id].source.version.revision,
+        )
+        for row_id in assessment.support_row_ids
+    )
+    return AnsweredClaim(
+        claim_id=assessment.claim_id,
+        text=assessment.claim.text,
+        status=assessment.outcome,
+        importance=assessment.claim.importance,
+        claim_class=assessment.claim.claim_class,
+        citation_mode=assessment.citation,
+        citations=citations,
+        notes=assessment.record.notes,
+        support_score=assessment.support_score,
+        score_reasons=assessment.score_reasons,
+    )
+
+
+def save_answer(
+    store: EvidenceStore,
+    packet: EvidencePacket,
+    *,
+    support: SupportResult,
+    lane_result_set: str,
+    rejections: Sequence[Rejection],
+    decode_record: Mapping[str, Any],
+) -> None:
+    """Packet, rows, history events, claims with the verifier's judgements, lane runs,
+    rejections and decode statistics: all or nothing."""
+    document = packet.to_json()
+    referenced = {(claim.claim_id, row_id) for claim in packet.claims for row_id in claim.support_row_ids}
+    with store.transaction() as tx:
+        tx.save_rows(packet.evidence_rows)
+        tx.save_packet(document)
+        for judgement in support.judgements:
+            if (judgement.claim_id, judgement.evidence_id) in referenced:
+                tx.record_claim_support(
+                    packet_id=packet.packet_id,
+                    claim_id=judgement.claim_id,
+                    evidence_id=judgement.evidence_id,
+                    label=judgement.label,
+                    note=judgement.note,
+                    detail=judgement.to_json(),
+                )
+        record_history(tx, packet.evidence_rows, packet.packet_id)
+        for run in packet.lanes_run:
+            tx.record_lane_run(
+                result_set_id=lane_result_set,
+                lane=run.lane,
+                query=run.query,
+                status=run.status,
+                parameters=run.parameters,
+                candidate_count=run.result_count,
+                latency_ms=run.latency_ms,
+                skip_reason=run.skip_reason,
+                error=run.error,
+                packet_id=packet.packet_id,
+            )
+        tx.record_rejections(rejections)
+        tx.save_decode_stats(packet.packet_id, {**decode_record, "recordedAt": utc_now_iso()})
+
+
+__all__ = [
+    "ANSWER_ACTOR",
+    "NO_ANSWER_TEXT",
+    "answer",
+    "merged_duplicates",
+    "save_answer",
+]

@@ -1,0 +1,155 @@
+"""Does a supported claim answer the question? A supported claim that does not is not an answer.
+
+Support says a passage states the claim; it says nothing about whether the claim is what was
+asked. A verbatim copy of an unrelated paragraph is "supported" and useless. So a PASS needs a
+supported claim that is also responsive:
+
+* it shares the question's focus: most of the question's weighted content terms stand in the
+  claim or in the passage (and heading path) that supports it, and the claim itself holds some
+  of them or is close to the question under the embedding model;
+* its score (the sentence score of ``akm.answer.selection``: terms, terms with context, similarity
+  and whether it fills the question's answer type — a date for "when", a number for "how many", a
+  name for "who", a place for "where", a cause for "why") reaches ``SCORE_MIN``;
+* it adds something: a claim that only restates the question, or talks about "the text", does not.
+
+The check and its reason are recorded among the packet's verdict reasons. When no supported claim
+passes it, the verdict is HOLD with the reason "no passage in scope answers the question".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from akm.answer.selection import (
+    CONTEXT_WEIGHT,
+    LEXICAL_WEIGHT,
+    SEMANTIC_WEIGHT,
+    TYPE_WEIGHT,
+    QuestionFocus,
+    content_terms,
+    fills_answer_type,
+)
+from akm.answer.tidy import is_non_answer
+from akm.embedding import Embedder, EmbeddingModelError
+
+# The weighted share of the question's terms that the claim and its supporting passage must hold.
+FOCUS_MIN = 0.6
+# The claim itself must hold this share of the terms, or be this close to the question.
+CLAIM_TERMS_MIN = 0.5
+CLAIM_SIMILARITY_MIN = 0.65
+# And its combined score (the sentence score of akm.answer.selection) must reach this.
+SCORE_MIN = 0.55
+NO_ANSWER_REASON = "no passage in scope answers the question"
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimInContext:
+    """A supported claim with the text of the passages (and heading paths) that support it."""
+
+    claim_id: str
+    text: str
+    context: str
+
+
+@dataclass(frozen=True, slots=True)
+class Responsiveness:
+    """Whether the answer addresses the question, which claim does, and why (for the verdict reasons)."""
+
+    responsive: bool
+    claim_id: str | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class _ClaimCheck:
+    claim: ClaimInContext
+    focus: float
+    terms: float
+    similarity: float | None
+    type_found: bool
+    adds: bool
+
+    @property
+    def passes(self) -> bool:
+        close = self.terms >= CLAIM_TERMS_MIN or (
+            self.similarity is not None and self.similarity >= CLAIM_SIMILARITY_MIN
+        )
+        return self.adds and self.focus >= FOCUS_MIN and close and self.strength >= SCORE_MIN
+
+    @property
+    def strength(self) -> float:
+        similarity = self.similarity if self.similarity is not None else self.terms
+        return (
+            LEXICAL_WEIGHT * self.terms
+            + CONTEXT_WEIGHT * self.focus
+            + SEMANTIC_WEIGHT * max(similarity, 0.0)
+            + TYPE_WEIGHT * (1.0 if self.type_found else 0.0)
+        )
+
+    def describe(self) -> str:
+        similarity = "n/a" if self.similarity is None else f"{self.similarity:.2f}"
+        return (
+            f"claim {self.claim.claim_id}: score {self.strength:.2f} (needs {SCORE_MIN:.2f}), "
+            f"focus terms {self.focus:.2f} with its passage "
+            f"(needs {FOCUS_MIN:.2f}), {self.terms:.2f} in the claim, similarity {similarity}, "
+            f"answer type {'found' if self.type_found else 'not found'}"
+            + ("" if self.adds else ", adds nothing to the question")
+        )
+
+
+def _similarities(embedder: Embedder | None, question: str, texts: Sequence[str]) -> list[float | None]:
+    if embedder is None or not texts:
+        return [None] * len(texts)
+    try:
+        vectors = embedder.embed([question, *texts])
+    except EmbeddingModelError:
+        return [None] * len(texts)
+    return [float(value) for value in np.asarray(vectors[1:]) @ np.asarray(vectors[0])]
+
+
+def check_responsiveness(
+    focus: QuestionFocus, supported: Sequence[ClaimInContext], embedder: Embedder | None
+) -> Responsiveness:
+    """The most responsive supported claim, or the reason none answers the question."""
+    if not supported:
+        return Responsiveness(False, None, f"{NO_ANSWER_REASON}: no claim of the answer is supported")
+    similarities = _similarities(embedder, focus.question, [claim.text for claim in supported])
+    checks = []
+    for claim, similarity in zip(supported, similarities, strict=True):
+        claim_terms = set(content_terms(claim.text))
+        checks.append(
+            _ClaimCheck(
+                claim=claim,
+                focus=focus.coverage(claim_terms | set(content_terms(claim.context))),
+                terms=focus.coverage(claim_terms),
+                similarity=similarity,
+                type_found=fills_answer_type(claim.text, focus.answer_type, focus.question),
+                adds=not is_non_answer(claim.text, focus.question),
+            )
+        )
+    passing = [check for check in checks if check.passes]
+    asked = "" if focus.answer_type == "any" else f" (asks for a {focus.answer_type})"
+    if passing:
+        best = max(passing, key=lambda check: check.strength)
+        return Responsiveness(
+            True,
+            best.claim.claim_id,
+            f"responsive: the answer addresses the question{asked}: {best.describe()}",
+        )
+    best = max(checks, key=lambda check: check.strength)
+    return Responsiveness(
+        False,
+        None,
+        f"{NO_ANSWER_REASON}: no supported claim addresses the question{asked}; closest {best.describe()}",
+    )
+
+
+__all__ = [
+    "NO_ANSWER_REASON",
+    "ClaimInContext",
+    "Responsiveness",
+    "check_responsiveness",
+]

@@ -1,0 +1,604 @@
+"""Which directly read passages bear on the question, and which of their sentences answer it.
+
+Chosen before anything is generated, so a small model's weakness cannot decide the result: the
+prompt holds only the answer-bearing sentences, and a passage far below the best one never
+reaches it (its exclusion is recorded with the reason).
+
+A sentence is scored from signals the service already has:
+
+* **lexical**: the share of the question's content terms (weighted: names, numbers and long
+  words count more) that the sentence holds, by a light stem so "located" meets "location";
+* **context**: the same share over the sentence, its passage and the passage's heading path, so
+  a sentence that says "It was opened in 1903" still counts the stadium named in its title;
+* **semantic**: the cosine of the question and the sentence under the embedding model
+  (MiniLM), when one is loaded;
+* **answer type**: whether the sentence holds what the question asks for (a date for "when", a
+  number for "how many", a name for "who", a place for "where", a cause for "why").
+
+Nothing here changes evidence state: selection only decides what the generator is shown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from akm.claims import TextSpan, sentence_spans
+from akm.claims.quantities import mentions_date, quantities
+from akm.embedding import Embedder, EmbeddingModelError
+from akm.support import ReadEvidence
+
+AnswerType = Literal["date", "number", "person", "place", "reason", "any"]
+
+# Weights of the sentence score; they sum to one so the score stays in [0, 1].
+LEXICAL_WEIGHT = 0.35
+CONTEXT_WEIGHT = 0.20
+SEMANTIC_WEIGHT = 0.35
+TYPE_WEIGHT = 0.10
+# Taken off a sentence that lacks the kind of answer a typed question asks for.
+TYPE_MISS_PENALTY = 0.10
+# A passage whose best sentence scores below this share of the best passage's is left out.
+PASSAGE_RELATIVE_FLOOR = 0.75
+# A sentence with fewer words than this is a fragment (a caption, a heading), not an answer.
+MIN_SENTENCE_WORDS = 4
+MAX_ANSWER_SENTENCES = 2
+# A second sentence joins the first only when it scores nearly as well.
+SECOND_SENTENCE_MARGIN = 0.10
+NEAR_EMPTY_WORDS = 8
+
+_STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "one",
+        "ones",
+        "many",
+        "much",
+        "name",
+        "named",
+        "called",
+        "kind",
+        "type",
+        "according",
+        "main",
+        "mainly",
+        "often",
+        "usually",
+        "known",
+        "use",
+        "used",
+        "using",
+        "among",
+        "did",
+        "does",
+        "do",
+        "make",
+        "made",
+    ]
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d[\d,.]*")
+_SUFFIXES = (
+    "ations",
+    "ation",
+    "ments",
+    "ment",
+    "ings",
+    "ing",
+    "ies",
+    "ied",
+    "ers",
+    "est",
+    "ed",
+    "es",
+    "er",
+    "ly",
+    "s",
+)
+_DATE_QUESTION = re.compile(
+    r"^\s*(?:when\b|(?:in |during )?(?:what|which) (?:year|years|date|day|month|century|decade|era|period|time)\b)",
+    re.IGNORECASE,
+)
+_NUMBER_QUESTION = re.compile(
+    r"\bhow (?:many|much|long|far|old|large|big|high|tall|deep|wide|often|fast|heavy)\b|"
+    r"\b(?:what|which) (?:percentage|percent|number|amount|proportion|fraction|size|length|population)\b",
+    re.IGNORECASE,
+)
+_PERSON_QUESTION = re.compile(r"^\s*(?:who|whom|whose)\b|\bwho\s+(?:was|is|were|did)\b", re.IGNORECASE)
+_PLACE_QUESTION = re.compile(
+    r"^\s*where\b|\b(?:what|which) (?:city|country|state|place|region|town|county|continent|location|area|nation|island|river)\b",
+    re.IGNORECASE,
+)
+_REASON_QUESTION = re.compile(r"^\s*why\b|\bwhat (?:caused|causes|led to|is the reason)\b", re.IGNORECASE)
+_REASON_CUE = re.compile(
+    r"\b(?:because|due to|since|as a result|owing to|so that|in order to|caused by|led to|thanks to|therefore|reason)\b",
+    re.IGNORECASE,
+)
+_PLACE_CUE = re.compile(
+    r"\b(?:in|at|near|from|on|across|throughout|under|inside|within|beside|outside)\s+(?:the\s+|a\s+|an\s+)?[\w`~/'’-]+",
+    re.IGNORECASE,
+)
+# A file-system path or URL is where something lives in a technical document.
+_PATH = re.compile(r"(?:^|[\s`(])(?:~?/|\.{1,2}/|[A-Za-z]+://)[\w.~/<>-]+")
+_CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z'’-]+")
+_NUMBER = re.compile(r"\d")
+
+
+def stem(word: str) -> str:
+    """A light stem: lowercase, common suffixes off, at most seven letters, so inflections meet."""
+    word = word.lower().strip("'’-")
+    for suffix in _SUFFIXES:
+        if len(word) - len(suffix) >= 4 and word.endswith(suffix):
+            word = word[: -len(suffix)]
+            break
+    return word[:7]
+
+
+def content_terms(text: str) -> list[str]:
+    """Stems of the content words of ``text`` (function words and question words left out)."""
+    return [stem(word) for word in _WORD.findall(text) if word.lower() not in _STOPWORDS]
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionFocus:
+    """What a question is about (weighted content terms) and what kind of answer it asks for."""
+
+    question: str
+    weights: dict[str, float]
+    answer_type: AnswerType
+
+    @property
+    def total_weight(self) -> float:
+        return sum(self.weights.values())
+
+    def coverage(self, terms: set[str]) -> float:
+        """The weighted share of the question's terms found among ``terms``."""
+        total = self.total_weight
+        return sum(weight for term, weight in self.weights.items() if term in terms) / total if total else 0.0
+
+    def missing(self, terms: set[str]) -> list[str]:
+        return [term for term in self.weights if term not in terms]
+
+
+def question_focus(question: str) -> QuestionFocus:
+    """The question's content terms with weights, and its answer type.
+
+    Names (capitalised words past the first), numbers and long words weigh more: they are what
+    tells one topic from another, while short common words match almost any passage.
+    """
+    weights: dict[str, float] = {}
+    words = _WORD.findall(question)
+    for index, word in enumerate(words):
+        if word.lower() in _STOPWORDS:
+            continue
+        weight = 1.0
+        if (index > 0 and word[:1].isupper()) or _NUMBER.search(word):
+            weight = 2.0
+        elif len(word) >= 8:
+            weight = 1.5
+        term = stem(word)
+        weights[term] = max(weights.get(term, 0.0), weight)
+    return QuestionFocus(question=question, weights=weights, answer_type=answer_type_of(question))
+
+
+def answer_type_of(question: str) -> AnswerType:
+    """The kind of answer the question's wording asks for ("any" when it does not say)."""
+    if _DATE_QUESTION.search(question):
+        return "date"
+    if _NUMBER_QUESTION.search(question):
+        return "number"
+    if _PERSON_QUESTION.search(question):
+        return "person"
+    if _PLACE_QUESTION.search(question):
+        return "place"
+    if _REASON_QUESTION.search(question):
+        return "reason"
+    return "any"
+
+
+def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") -> bool:
+    """True when ``text`` holds something of the asked-for kind that the question itself lacks."""
+    if answer_type == "any":
+        return True
+    if answer_type == "date":
+        return mentions_date(text) or bool(re.search(r"\b1\d{3}s?\b|\b20\d{2}s?\b|\bcentury\b", text))
+    if answer_type == "number":
+        return bool(quantities(text)) or bool(
+            re.search(
+                r"\b\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+                r"forty|fifty|hundred|thousand|million|billion|dozen|half|several)\b",
+                text,
+                re.IGNORECASE,
+            )
+        )
+    if answer_type == "reason":
+        return bool(_REASON_CUE.search(text))
+    asked = {stem(word) for word in _WORD.findall(question)}
+    if answer_type == "person":
+        return any(stem(match.group()) not in asked for match in _CAPITALISED.finditer(text))
+    if _PATH.search(text):
+        return True
+    return any(stem(match.group().split()[-1]) not in asked for match in _PLACE_CUE.finditer(text))
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredSentence:
+    """One sentence of a directly read passage with its offsets in the passage and its scores."""
+
+    evidence: ReadEvidence
+    start: int
+    end: int
+    lexical: float
+    context: float
+    semantic: float | None
+    type_match: bool
+    new_terms: int
+    # Whether the question asks for a kind of answer (a date, a number, ...): then a sentence
+    # without one is unlikely to be the answer, however many words it shares.
+    typed: bool = False
+
+    @property
+    def text(self) -> str:
+        return self.evidence.passage[self.start : self.end]
+
+    @property
+    def score(self) -> float:
+        semantic = self.semantic if self.semantic is not None else self.lexical
+        return (
+            LEXICAL_WEIGHT * self.lexical
+            + CONTEXT_WEIGHT * self.context
+            + SEMANTIC_WEIGHT * max(semantic, 0.0)
+            + TYPE_WEIGHT * (1.0 if self.type_match else 0.0)
+            - (TYPE_MISS_PENALTY if self.typed and not self.type_match else 0.0)
+        )
+
+    def describe(self) -> str:
+        semantic = "n/a" if self.semantic is None else f"{self.semantic:.2f}"
+        return (
+            f"E{self.evidence.number} sentence {self.start}-{self.end}: score {self.score:.2f} "
+            f"(terms {self.lexical:.2f}, with context {self.context:.2f}, similarity {semantic}, "
+            f"answer type {'found' if self.type_match else 'not found'})"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PassageExclusion:
+    """A directly read passage kept out of the prompt, and why."""
+
+    evidence: ReadEvidence
+    reason: Literal["near-empty", "not-relevant"]
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """Passages that bear on the question, the answer-bearing sentences, and what was left out."""
+
+    focus: QuestionFocus
+    kept: tuple[ReadEvidence, ...]
+    excluded: tuple[PassageExclusion, ...]
+    sentences: tuple[ScoredSentence, ...]
+    ranked: tuple[ScoredSentence, ...]
+
+    @property
+    def best(self) -> ScoredSentence | None:
+        return self.sentences[0] if self.sentences else None
+
+
+def _heading_words(item: ReadEvidence) -> str:
+    path = item.row.scope.locator.heading_path or ()
+    return " ".join(path)
+
+
+def _body_words(passage: str) -> int:
+    return len(re.findall(r"\w+", re.sub(r"(?m)^[ \t]*#{1,6}[ \t].*$", "", passage)))
+
+
+def _similarities(embedder: Embedder | None, question: str, texts: Sequence[str]) -> list[float | None]:
+    if embedder is None or not texts:
+        return [None] * len(texts)
+    try:
+        vectors = embedder.embed([question, *texts])
+    except EmbeddingModelError:
+        return [None] * len(texts)
+    scores = np.asarray(vectors[1:]) @ np.asarray(vectors[0])
+    return [float(value) for value in scores]
+
+
+_TABLE_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
+_TABLE_RULE = re.compile(r"^[ \t]*\|[ \t:|-]*\|[ \t]*$")
+
+
+def answer_units(passage: str) -> list[TextSpan]:
+    """Sentences of a passage, with each Markdown table row a unit of its own (rules left out)."""
+    units: list[TextSpan] = []
+    position = 0
+    prose_start: int | None = None
+    for line in passage.splitlines(keepends=True):
+        start, position = position, position + len(line)
+        if _TABLE_ROW.match(line):
+            if prose_start is not None:
+                units.extend(_shifted(sentence_spans(passage[prose_start:start]), prose_start))
+                prose_start = None
+            if not _TABLE_RULE.match(line):
+                units.append(TextSpan(start, start + len(line.rstrip())))
+        elif prose_start is None:
+            prose_start = start
+    if prose_start is not None:
+        units.extend(_shifted(sentence_spans(passage[prose_start:]), prose_start))
+    return units
+
+
+def _shifted(spans: Sequence[TextSpan], offset: int) -> list[TextSpan]:
+    return [TextSpan(span.start + offset, span.end + offset) for span in spans]
+
+
+def score_sentences(
+    focus: QuestionFocus, evidence: Sequence[ReadEvidence], embedder: Embedder | None
+) -> list[ScoredSentence]:
+    """Every sentence of every passage (fragments under ``MIN_SENTENCE_WORDS`` words left out)."""
+    question_terms = set(focus.weights)
+    spans: list[tuple[ReadEvidence, int, int, set[str], set[str], set[str]]] = []
+    for item in evidence:
+        heading_terms = set(content_terms(_heading_words(item)))
+        context_terms = set(content_terms(item.passage)) | heading_terms
+        for span in answer_units(item.passage):
+            text = span.slice(item.passage)
+            if len(re.findall(r"\w+", text)) < MIN_SENTENCE_WORDS:
+                continue
+            spans.append((item, span.start, span.end, set(content_terms(text)), heading_terms, context_terms))
+    similarities = _similarities(embedder, focus.question, [item.passage[s:e] for item, s, e, *_ in spans])
+    scored: list[ScoredSentence] = []
+    for (item, start, end, terms, heading_terms, context_terms), similarity in zip(
+        spans, similarities, strict=True
+    ):
+        text = item.passage[start:end]
+        scored.append(
+            ScoredSentence(
+                evidence=item,
+                start=start,
+                end=end,
+                # What the heading names, every sentence below it is about.
+                lexical=focus.coverage(terms | heading_terms),
+                context=focus.coverage(terms | context_terms),
+                semantic=similarity,
+                type_match=fills_answer_type(text, focus.answer_type, focus.question),
+                new_terms=len(terms - question_terms),
+                typed=focus.answer_type != "any",
+            )
+        )
+    return scored
+
+
+def select_evidence(question: str, evidence: Sequence[ReadEvidence], embedder: Embedder | None) -> Selection:
+    """Keep the passages that bear on the question and pick the answer-bearing sentence(s).
+
+    A passage is left out when it is near-empty (a title and little else) or when its best
+    sentence scores far below the best passage's (``PASSAGE_RELATIVE_FLOOR``). The answer is the
+    best sentence, joined by the runner-up when that one is nearly as good and from a kept passage.
+    """
+    focus = question_focus(question)
+    excluded: list[PassageExclusion] = []
+    usable: list[ReadEvidence] = []
+    for item in evidence:
+        words = _body_words(item.passage)
+        if words < NEAR_EMPTY_WORDS:
+            excluded.append(
+                PassageExclusion(item, "near-empty", f"only {words} word(s) besides headings: not evidence")
+            )
+        else:
+            usable.append(item)
+    ranked = sorted(
+        score_sentences(focus, usable, embedder), key=lambda sentence: sentence.score, reverse=True
+    )
+    best_by_passage: dict[str, ScoredSentence] = {}
+    for sentence in ranked:
+        best_by_passage.setdefault(sentence.evidence.row.evidence_id, sentence)
+    top = ranked[0].score if ranked else 0.0
+    kept: list[ReadEvidence] = []
+    for item in usable:
+        best = best_by_passage.get(item.row.evidence_id)
+        if best is not None and best.score >= PASSAGE_RELATIVE_FLOOR * top:
+            kept.append(item)
+            continue
+        note = (
+            "no sentence of it could be scored"
+            if best is None
+            else f"best sentence scores {best.score:.2f}, below {PASSAGE_RELATIVE_FLOOR:.0%} of the best passage's {top:.2f}"
+        )
+        excluded.append(PassageExclusion(item, "not-relevant", note))
+    kept_ids = {item.row.evidence_id for item in kept}
+    chosen: list[ScoredSentence] = []
+    for sentence in ranked:
+        if sentence.evidence.row.evidence_id not in kept_ids:
+            continue
+        if not chosen or (
+            len(chosen) < MAX_ANSWER_SENTENCES
+            and sentence.score >= chosen[0].score - SECOND_SENTENCE_MARGIN
+            and sentence.new_terms > 0
+        ):
+            chosen.append(sentence)
+        else:
+            break
+    # In passage order, so two sentences of one passage read as they were written.
+    chosen.sort(key=lambda sentence: (sentence.evidence.number, sentence.start))
+    renumbered = _renumbered(kept)
+    return Selection(
+        focus=focus,
+        kept=renumbered,
+        excluded=tuple(excluded),
+        sentences=tuple(_moved(sentence, renumbered) for sentence in sorted(chosen, key=_rank_key)),
+        ranked=tuple(ranked),
+    )
+
+
+def _rank_key(sentence: ScoredSentence) -> float:
+    return -sentence.score
+
+
+def _renumbered(kept: Sequence[ReadEvidence]) -> tuple[ReadEvidence, ...]:
+    """Kept passages numbered [E1], [E2], ... in their original order."""
+    return tuple(
+        ReadEvidence(number=index, row=item.row, passage=item.passage)
+        for index, item in enumerate(kept, start=1)
+    )
+
+
+def _moved(sentence: ScoredSentence, kept: Sequence[ReadEvidence]) -> ScoredSentence:
+    item = next(item for item in kept if item.row.evidence_id == sentence.evidence.row.evidence_id)
+    return ScoredSentence(
+        evidence=item,
+        start=sentence.start,
+        end=sentence.end,
+        lexical=sentence.lexical,
+        context=sentence.context,
+        semantic=sentence.semantic,
+        type_match=sentence.type_match,
+        new_terms=sentence.new_terms,
+        typed=sentence.typed,
+    )
+
+
+__all__ = [
+    "AnswerType",
+    "PassageExclusion",
+    "QuestionFocus",
+    "ScoredSentence",
+    "Selection",
+    "answer_type_of",
+    "content_terms",
+    "fills_answer_type",
+    "question_focus",
+    "score_sentences",
+    "select_evidence",
+    "stem",
+]

@@ -1,0 +1,77 @@
+"""The generated text as presented and checked: echoes, repeats, non-answers and cut-off ends removed.
+
+Small models repeat themselves, echo headings and the prompt's labels, restate the question,
+and talk about "the text" instead of answering. None of that is a claim worth checking, so it
+never reaches the claim splitter.
+"""
+
+from __future__ import annotations
+
+import re
+
+from akm.answer.selection import content_terms
+from akm.claims import sentence_spans, strip_citations
+
+_HEADING_LINE = re.compile(r"^[ \t]*(?:\[E\d+\][ \t]*)?#{1,6}[ \t].*$", re.MULTILINE)
+# The prompt's own labels, which a small model sometimes repeats before answering.
+_QUESTION_ECHO = re.compile(r"^Question\s*:", re.IGNORECASE)
+_ANSWER_LABEL = re.compile(r"^Answer\s*:\s*", re.IGNORECASE)
+_FINISHED = re.compile(r"[.!?][\"'”’)\]]*(?:\s*\[[^\]]*\])*\s*$")
+# Talk about the prompt instead of the subject: "the evidence provided...", "according to the text".
+_META_TALK = re.compile(
+    r"\b(?:the|this|that|provided|given|above)\s+(?:evidence|text|passage|context|excerpt|question)s?\b",
+    re.IGNORECASE,
+)
+
+
+def tidy_answer(text: str, *, complete: bool = True) -> str:
+    """The answer as presented and checked: heading lines echoed from the evidence and an echoed
+    question dropped, each repeated sentence kept once, and, when generation was cut off, the
+    unfinished last sentence dropped.
+    """
+    body = _HEADING_LINE.sub("", text)
+    spans = sentence_spans(body)
+    kept: list[str] = []
+    seen: set[str] = set()
+    for index, span in enumerate(spans):
+        sentence = _ANSWER_LABEL.sub("", span.slice(body).strip())
+        if _QUESTION_ECHO.match(sentence):
+            continue
+        key = " ".join(strip_citations(sentence).lower().split())
+        if not key or key in seen:
+            continue
+        if not complete and index == len(spans) - 1 and not _FINISHED.search(sentence):
+            continue
+        seen.add(key)
+        kept.append(" ".join(sentence.split()))
+    # An unfinished sentence stays a block of its own so it cannot absorb the next sentence.
+    joined = ""
+    for sentence in kept:
+        separator = " " if not joined or _FINISHED.search(joined) else "\n\n"
+        joined = f"{joined}{separator}{sentence}" if joined else sentence
+    return joined
+
+
+def is_non_answer(sentence: str, question: str) -> bool:
+    """True for a sentence that talks about the prompt or only restates the question.
+
+    A restatement adds no content term the question lacks ("Where is Harvard Stadium located?"
+    → "Harvard Stadium is located."); meta talk names the evidence, text or passage itself.
+    """
+    if _META_TALK.search(sentence):
+        return True
+    asked = set(content_terms(question))
+    return not (set(content_terms(sentence)) - asked)
+
+
+def drop_non_answers(text: str, question: str) -> str:
+    """``text`` without its non-answer sentences (see :func:`is_non_answer`)."""
+    kept = [
+        span.slice(text).strip()
+        for span in sentence_spans(text)
+        if not is_non_answer(span.slice(text), question)
+    ]
+    return " ".join(sentence for sentence in kept if sentence)
+
+
+__all__ = ["drop_non_answers", "is_non_answer", "tidy_answer"]

@@ -1,0 +1,1 @@
+"""Benchmark programs: each builds its inputs, measures, prints a table and writes JSON."""

@@ -1,0 +1,137 @@
+"""Selection of the answer-bearing sentences, the responsiveness check and non-answer detection."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from akm.answer.responsiveness import NO_ANSWER_REASON, ClaimInContext, check_responsiveness
+from akm.answer.selection import answer_type_of, question_focus, select_evidence
+from akm.answer.tidy import drop_non_answers, is_non_answer
+from akm.support import ReadEvidence
+
+BRIDGE = (
+    "The Kestrel Harbour Bridge is a steel arch bridge across the harbour of Marlow Bay. "
+    "Construction began in 1921 and the bridge was opened to traffic on 19 March 1932 by the mayor, Edith Carrow. "
+    "The main arch spans 503 metres."
+)
+BEES = (
+    "A honey bee colony has one queen, a few hundred drones and tens of thousands of workers. "
+    "Worker bees collect nectar and pollen from flowers within about three kilometres of the hive."
+)
+
+
+def _read(number: int, passage: str, heading: tuple[str, ...] = ()) -> ReadEvidence:
+    locator = SimpleNamespace(heading_path=heading, value=f"{number}-{number}")
+    row: Any = SimpleNamespace(
+        evidence_id=f"row-{number}",
+        scope=SimpleNamespace(locator=locator),
+        verification=SimpleNamespace(state="direct-read"),
+    )
+    return ReadEvidence(number=number, row=row, passage=passage)
+
+
+def test_off_topic_passage_is_kept_out_of_the_prompt_with_its_reason() -> None:
+    selection = select_evidence(
+        "When was the Kestrel Harbour Bridge opened to traffic?",
+        [_read(1, BEES, ("Honey bees",)), _read(2, BRIDGE, ("Kestrel Harbour Bridge",))],
+        None,
+    )
+    assert [item.row.evidence_id for item in selection.kept] == ["row-2"]
+    assert [item.number for item in selection.kept] == [1]
+    ((excluded, reason),) = [(item.evidence.row.evidence_id, item.reason) for item in selection.excluded]
+    assert (excluded, reason) == ("row-1", "not-relevant")
+    assert "below 75% of the best passage" in selection.excluded[0].note
+    assert any("19 March 1932" in sentence.text for sentence in selection.sentences)
+    for sentence in selection.sentences:
+        assert BRIDGE[sentence.start : sentence.end] == sentence.text
+
+
+def test_title_only_passage_is_not_evidence() -> None:
+    selection = select_evidence(
+        "Where is the University of Chicago?",
+        [_read(1, "# University of Chicago", ("University of Chicago",)), _read(2, BRIDGE)],
+        None,
+    )
+    reasons = {item.evidence.row.evidence_id: item.reason for item in selection.excluded}
+    assert reasons["row-1"] == "near-empty"
+    assert all(sentence.evidence.row.evidence_id != "row-1" for sentence in selection.ranked)
+
+
+def test_the_heading_path_counts_toward_the_focus() -> None:
+    passage = "It was opened in 1903 and seats about thirty thousand people at football games."
+    selection = select_evidence(
+        "When was Harvard Stadium opened?", [_read(1, passage, ("Harvard Stadium",))], None
+    )
+    assert selection.best is not None
+    assert selection.best.context == pytest.approx(1.0)
+    assert selection.best.lexical < selection.best.context
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        pytest.param("When was the bridge opened?", "date", id="when"),
+        pytest.param("In what year did the railway close?", "date", id="what-year"),
+        pytest.param("How many eggs does the queen lay?", "number", id="how-many"),
+        pytest.param("Who opened the bridge?", "person", id="who"),
+        pytest.param("Where does the SQLite store live?", "place", id="where"),
+        pytest.param("Which city hosts the festival?", "place", id="which-city"),
+        pytest.param("Why do bees dance?", "reason", id="why"),
+        pytest.param("What is the track gauge?", "any", id="what"),
+    ],
+)
+def test_answer_type_of(question: str, expected: str) -> None:
+    assert answer_type_of(question) == expected
+
+
+def _claim(text: str, context: str = BRIDGE) -> ClaimInContext:
+    return ClaimInContext(claim_id="claim-1", text=text, context=context)
+
+
+def test_a_supported_claim_about_something_else_is_not_responsive() -> None:
+    focus = question_focus("What is the population of Marlow Bay?")
+    verdict = check_responsiveness(focus, [_claim("The main arch spans 503 metres.")], None)
+    assert not verdict.responsive
+    assert verdict.reason.startswith(NO_ANSWER_REASON)
+
+
+def test_a_claim_that_answers_the_question_is_responsive() -> None:
+    focus = question_focus("When was the Kestrel Harbour Bridge opened to traffic?")
+    claim = "Construction began in 1921 and the bridge was opened to traffic on 19 March 1932."
+    verdict = check_responsiveness(focus, [_claim(claim)], None)
+    assert verdict.responsive, verdict.reason
+    assert verdict.claim_id == "claim-1" and verdict.reason.startswith("responsive")
+
+
+def test_a_restatement_of_the_question_is_not_responsive() -> None:
+    focus = question_focus("When was the Kestrel Harbour Bridge opened to traffic?")
+    verdict = check_responsiveness(focus, [_claim("The Kestrel Harbour Bridge was opened to traffic.")], None)
+    assert not verdict.responsive
+    assert "adds nothing to the question" in verdict.reason
+
+
+def test_no_supported_claim_is_no_answer() -> None:
+    verdict = check_responsiveness(question_focus("Who opened the bridge?"), [], None)
+    assert not verdict.responsive and verdict.reason.startswith(NO_ANSWER_REASON)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        pytest.param("The answer to the question is: [E1]", True, id="echoed-instruction"),
+        pytest.param("The evidence provided by the evidence is a perfect example.", True, id="meta-talk"),
+        pytest.param("According to the text, bees dance.", True, id="according-to-the-text"),
+        pytest.param("Bees dance.", True, id="restates-the-question"),
+        pytest.param("Bees dance to show where food is.", False, id="answer"),
+    ],
+)
+def test_is_non_answer(sentence: str, expected: bool) -> None:
+    assert is_non_answer(sentence, "Why do bees dance?") is expected
+
+
+def test_drop_non_answers_keeps_the_answer_sentences() -> None:
+    text = "The text says bees dance. Bees dance to show where food is."
+    assert drop_non_answers(text, "Why do bees dance?") == "Bees dance to show where food is."

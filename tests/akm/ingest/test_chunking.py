@@ -1,0 +1,50 @@
+"""Chunking: a heading is never a chunk of its own; locators keep the heading path and line range."""
+
+from __future__ import annotations
+
+import pytest
+
+from akm.ingest.chunking import chunk_text
+
+LONG_PARAGRAPH = " ".join(["The stadium hosts football and lacrosse games in the autumn."] * 30)
+
+
+def test_title_before_a_long_paragraph_joins_it() -> None:
+    text = f"# Harvard Stadium\n\n{LONG_PARAGRAPH}\n\nA short second paragraph.\n"
+    chunks = chunk_text(text, markdown=True, max_chars=1200)
+    first = chunks[0]
+    assert first.text.startswith("# Harvard Stadium\n\nThe stadium hosts")
+    assert (first.start_line, first.locator_type) == (1, "line-range")
+    assert first.locator_value == f"1-{first.end_line}"
+    assert all(chunk.heading_path == ("Harvard Stadium",) for chunk in chunks)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(f"# University of Chicago\n\n{LONG_PARAGRAPH}\n", id="title-then-long-paragraph"),
+        pytest.param("# Guide\n\n## Install\n\nRun make install to set it up.\n", id="title-then-subheading"),
+        pytest.param("# Only a title\n", id="title-alone"),
+        pytest.param("# A\n\n## B\n\n### C\n\nText under C at last.\n", id="nested-empty-sections"),
+    ],
+)
+def test_no_chunk_is_only_headings(text: str) -> None:
+    for chunk in chunk_text(text, markdown=True, max_chars=1200):
+        body = [
+            line for line in chunk.text.splitlines() if line.strip() and not line.lstrip().startswith("#")
+        ]
+        assert body, f"heading-only chunk: {chunk.text!r}"
+
+
+def test_empty_section_title_stays_in_the_heading_path_below_it() -> None:
+    chunks = chunk_text("# Guide\n\n## Install\n\nRun make install to set it up.\n", markdown=True)
+    assert len(chunks) == 1
+    (chunk,) = chunks
+    assert chunk.heading_path == ("Guide", "Install")
+    assert (chunk.locator_type, chunk.locator_value) == ("heading", "## Install")
+    assert (chunk.start_line, chunk.end_line) == (3, 5)
+
+
+def test_plain_text_lines_starting_with_a_hash_are_text() -> None:
+    chunks = chunk_text("# not a heading in a .txt file\n", markdown=False)
+    assert [chunk.text for chunk in chunks] == ["# not a heading in a .txt file"]
