@@ -36,7 +36,7 @@ RELATION_WORDS: tuple[str, ...] = (
     "outperform", "outnumber", "replace", "suppress", "promote", "enhance", "reduce", "increase",
     "decrease", "raise", "lower", "attenuate", "stimulate", "kill", "infect", "encode", "degrade",
     "contribute", "depend", "determine", "affect", "modulate", "contain", "own", "acquire",
-    "defeat", "beat", "succeed", "employ", "hire", "appoint", "elect", "marry", "found",
+    "defeat", "beat", "succeed", "employ", "hire", "appoint", "elect", "marry", "founded",
 )  # fmt: skip
 
 # Words that say how much or how exclusively; a claim's degree word must be stated.

@@ -34,6 +34,7 @@ from akm.verify.wording import (
     direction_of,
     form_set,
     is_content,
+    is_entity,
     stem,
     word_found,
     words,
@@ -53,7 +54,7 @@ _INTRANSITIVE_FOLLOWERS: frozenset[str] = frozenset(
 )  # fmt: skip
 _ADJUNCT_PREPOSITIONS: frozenset[str] = frozenset(
     ["on", "at", "during", "for", "in", "among", "after", "before", "with", "from", "by", "over",
-     "under", "within", "across", "when", "while", "because", "despite"]
+     "under", "within", "across", "when", "while", "because", "despite", "to"]
 )  # fmt: skip
 _CLAUSE_BREAK = re.compile(
     r"[;:]|,\s*(?=(?:but|whereas|while|although|though|yet|however|suggesting|indicating|implying|"
@@ -248,7 +249,13 @@ def near_verbatim(claim_words: Sequence[Word], index: WindowIndex, claim: str) -
     missing = len(content) - len(best_run)
     if missing > len(content) // 10:
         return False
-    extent = best_run[-1] - best_run[0] + 1 if best_run else 0
+    if not best_run:
+        return False
+    extent = best_run[-1] - best_run[0] + 1
+    # A quote lies within one statement: the matched words must not straddle a ";" or a full stop.
+    between = index.text(index.words[best_run[0]].start, index.words[best_run[-1]].end)
+    if ";" in between or re.search(r"[.!?]\s", between):
+        return False
     return extent <= 1.5 * len(claim_words) + 3
 
 
@@ -365,17 +372,35 @@ def relation_roles_finding(claim: str, claim_words: Sequence[Word], index: Windo
     relation_stem = stem(relation.joined)
     best: tuple[int, int, list[str]] | None = None
     nominal = relation.lower.endswith(_NOMINAL_SUFFIXES)
+    linked: set[str] = set()
     for at, word in enumerate(index.words):
         # "transcription regulation" puts the object before a noun; only a verb form has sides.
         if stem(word.joined) != relation_stem or word.lower.endswith(_NOMINAL_SUFFIXES) != nominal:
             continue
+        clause = _clause_of(clauses, word.start)
+        if clause is not None:
+            linked |= form_set([w for w in index.words if clause.start <= w.start < clause.end])
         left, right = _sides(text, index.words, clauses, word.start, word.end)
         if _passive_after(index.words, at):
             left, right = right, left
         evidence = _side_evidence(claim_left, claim_right, left, right)
         if best is None or evidence[0] + evidence[1] > best[0] + best[1]:
             best = evidence
-    if best is None or best[0] < 2 or best[0] <= best[1]:
+    if best is None:
+        return None
+    # A name the claim links by the verb, stated in the passage but outside every clause of that
+    # verb ("founded in 1990; John Smith joined in 1995"), is not linked by it.
+    unlinked = [
+        w.surface
+        for w in (*claim_left, *claim_right)
+        if is_entity(w, w is claim_words[0]) and index.positions(w) and not word_found(w, linked)
+    ]
+    if unlinked:
+        return Finding(
+            "predicate",
+            f"the passage's {relation.surface!r} does not link {', '.join(unlinked)}: it is stated in another clause",
+        )
+    if best[0] < 2 or best[0] <= best[1]:
         return None
     return Finding(
         "roles",

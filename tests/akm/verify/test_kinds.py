@@ -108,6 +108,10 @@ ROLES_CAUGHT: list[Pair] = [
         "The rebels defeated the government army at Kessel.",
         "The government army defeated the rebels at Kessel.",
     ),
+    (
+        "Men are more likely than women to develop gout.",
+        "Women are more likely than men to develop gout.",
+    ),
 ]
 ROLES_CONTROLS: list[Pair] = [
     (
@@ -125,6 +129,10 @@ ROLES_CONTROLS: list[Pair] = [
     (
         "The government army defeated the rebels.",
         "The government army defeated the rebels at Kessel.",
+    ),
+    (
+        "Women are more likely than men to develop gout.",
+        "In the survey, women were more likely than men to develop gout.",
     ),
 ]
 
@@ -216,6 +224,10 @@ SAME_WORDS_CAUGHT: list[Pair] = [
         "Forecast models predict too much rainfall in the tropics.",
         "Forecast models predict rainfall in the tropics from sea surface temperatures.",
     ),
+    (
+        "The company was founded by John Smith in 1990.",
+        "The company was founded in 1990; John Smith joined it in 1995.",
+    ),
 ]
 SAME_WORDS_CONTROLS: list[Pair] = [
     (
@@ -233,6 +245,10 @@ SAME_WORDS_CONTROLS: list[Pair] = [
     (
         "Forecast models predict rainfall in the tropics.",
         "Forecast models predict rainfall in the tropics from sea surface temperatures.",
+    ),
+    (
+        "The company was founded by John Smith in 1990.",
+        "John Smith founded the company in 1990.",
     ),
 ]
 
