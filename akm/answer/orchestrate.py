@@ -332,7 +332,10 @@ def _checked(
             claim_id=assessment.claim_id,
             text=assessment.claim.text,
             context=" ".join(
-                f"{' '.join(passages[row_id].row.scope.locator.heading_path or ())} {passages[row_id].passage}"
+                passages[row_id].passage for row_id in assessment.support_row_ids if row_id in passages
+            ),
+            heading=" ".join(
+                " ".join(passages[row_id].row.scope.locator.heading_path or ())
                 for row_id in assessment.support_row_ids
                 if row_id in passages
             ),

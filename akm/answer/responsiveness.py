@@ -52,6 +52,8 @@ class ClaimInContext:
     claim_id: str
     text: str
     context: str
+    # The heading path of the supporting passage: what it names, every sentence below it is about.
+    heading: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +121,7 @@ def check_responsiveness(
     similarities = _similarities(embedder, focus.question, [claim.text for claim in supported])
     checks = []
     for claim, similarity in zip(supported, similarities, strict=True):
-        claim_terms = set(content_terms(claim.text))
+        claim_terms = set(content_terms(claim.text)) | set(content_terms(claim.heading))
         checks.append(
             _ClaimCheck(
                 claim=claim,

@@ -50,6 +50,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--target-model",
+        dest="bench_target_model",
         default=None,
         help="generator: a local Hugging Face causal LM folder (default: the configured target model)",
     )
@@ -125,7 +126,7 @@ def handle(args: argparse.Namespace, settings: Settings) -> int:
     with tempfile.TemporaryDirectory(prefix="akm-bench-answers-") as folder:
         root = Path(folder)
         manifest_path = build_project(ingested, root / "project", settings.manifest_path)
-        run_settings = bench_settings(settings, root, manifest_path, args.target_model)
+        run_settings = bench_settings(settings, root, manifest_path, args.bench_target_model)
         store = open_store(run_settings.resolved_database_url)
         try:
             embedder = (

@@ -1,0 +1,165 @@
+"""akm bench answers: SQuAD normalisation, the throwaway project, and a whole run through the service."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from akm.answer import EvidencePrompt, GeneratedAnswer
+from akm.bench.answers import (
+    BenchmarkInputError,
+    contains_gold,
+    load_squad,
+    normalize_answer,
+    page_text,
+    pick_questions,
+    split_articles,
+)
+from akm.cli import main
+from akm.runtime import Runtime
+
+SQUAD = {
+    "version": "1.1",
+    "data": [
+        {
+            "title": "Kestrel_Harbour_Bridge",
+            "paragraphs": [
+                {
+                    "context": "The Kestrel Harbour Bridge is a steel arch bridge in Marlow Bay. "
+                    "It was opened to traffic on 19 March 1932 by the mayor, Edith Carrow.",
+                    "qas": [
+                        {
+                            "id": "q1",
+                            "question": "When was the Kestrel Harbour Bridge opened to traffic?",
+                            "answers": [{"text": "19 March 1932", "answer_start": 104}],
+                        },
+                        {
+                            "id": "q2",
+                            "question": "Which mayor opened the Kestrel Harbour Bridge to traffic?",
+                            "answers": [{"text": "Edith Carrow", "answer_start": 140}],
+                        },
+                    ],
+                }
+            ],
+        },
+        {
+            "title": "Honey_bees",
+            "paragraphs": [
+                {
+                    "context": "A honey bee queen can lay up to 2,000 eggs a day in early summer.",
+                    "qas": [
+                        {
+                            "id": "q3",
+                            "question": "How many eggs can a honey bee queen lay in a day?",
+                            "answers": [{"text": "2,000", "answer_start": 32}],
+                        }
+                    ],
+                }
+            ],
+        },
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("The Eiffel Tower!", "eiffel tower", id="article-and-punctuation"),
+        pytest.param("  A  cat, an owl ", "cat owl", id="articles-and-spaces"),
+        pytest.param("“Quoted” – text", "quoted text", id="typographic-punctuation"),
+    ],
+)
+def test_normalize_answer(text: str, expected: str) -> None:
+    assert normalize_answer(text) == expected
+
+
+def test_gold_counts_only_as_whole_words() -> None:
+    assert contains_gold("It opened in 1932, to great applause.", ["1932"])
+    assert not contains_gold("It opened in 19321.", ["1932"])
+    assert not contains_gold("Nothing here.", ["1932", ""])
+
+
+def test_project_pages_and_splits(tmp_path: Path) -> None:
+    path = tmp_path / "squad.json"
+    path.write_text(json.dumps(SQUAD), encoding="utf-8")
+    articles = load_squad(path)
+    assert page_text(articles[0]).startswith("# Kestrel Harbour Bridge\n\nThe Kestrel Harbour Bridge is")
+    assert [q.question_id for q in pick_questions(articles, every=2)] == ["q1", "q3"]
+    ingested, asked = split_articles(articles, unanswerable=True)
+    assert ([a.title for a in ingested], [a.title for a in asked]) == (
+        ["Kestrel_Harbour_Bridge"],
+        ["Honey_bees"],
+    )
+
+
+@pytest.mark.parametrize(
+    "content",
+    [pytest.param("{not json", id="malformed"), pytest.param('{"data": [{"title": "x"}]}', id="not-squad")],
+)
+def test_bad_squad_file_is_refused(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(BenchmarkInputError, match="SQuAD"):
+        load_squad(path)
+
+
+class CopiesTheSentences:
+    """A generator that answers with the sentences it was shown, as a copying model would."""
+
+    def generate(
+        self, prompt: EvidencePrompt, *, max_new_tokens: int, temperature: float, seed: int | None
+    ) -> GeneratedAnswer:
+        return GeneratedAnswer(
+            prompt.passages[0] if prompt.passages else "", {"new_tokens": 5, "target_calls": 2}
+        )
+
+
+def test_a_whole_run_through_the_service(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "squad.json"
+    path.write_text(json.dumps(SQUAD), encoding="utf-8")
+    monkeypatch.setenv("AKM_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("AKM_EMBEDDING_MODEL", "hashing")
+    generator: Any = CopiesTheSentences()
+    monkeypatch.setattr(Runtime, "_load_generator", lambda self: generator)
+    out = tmp_path / "answers.json"
+    assert main(["bench", "answers", "--squad", str(path), "--json", str(out)]) == 0
+    document = json.loads(out.read_text(encoding="utf-8"))
+    summary = document["summary"]
+    assert summary["questions"] == 3
+    assert summary["gold_in_supported_claim"] == 1.0
+    assert summary["pass_precision"] == 1.0
+    assert {"verdicts", "abstained", "claim_statuses", "latency_ms", "decode", "answer_words_median"} <= set(
+        summary
+    )
+    assert summary["latency_ms"]["total"]["p50"] is not None
+    first = document["questions"][0]
+    assert first["verdict"] == "PASS" and first["goldInSupportedClaim"]
+    assert first["directReadLocators"] and first["claims"][0]["status"] == "supported"
+    err = capsys.readouterr().err
+    assert "[3/3]" in err
+
+
+def test_unanswerable_run_abstains(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "squad.json"
+    path.write_text(json.dumps(SQUAD), encoding="utf-8")
+    monkeypatch.setenv("AKM_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("AKM_EMBEDDING_MODEL", "hashing")
+    generator: Any = CopiesTheSentences()
+    monkeypatch.setattr(Runtime, "_load_generator", lambda self: generator)
+    out = tmp_path / "unanswerable.json"
+    assert main(["bench", "answers", "--squad", str(path), "--unanswerable", "--json", str(out)]) == 0
+    summary = json.loads(out.read_text(encoding="utf-8"))["summary"]
+    assert (summary["questions"], summary["abstained"], summary["mode"]) == (1, 1.0, "unanswerable")
+
+
+def test_missing_file_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        ["bench", "answers", "--squad", str(tmp_path / "nope.json"), "--json", str(tmp_path / "o.json")]
+    )
+    assert code == 2
+    assert "akm bench answers: cannot read" in capsys.readouterr().err
