@@ -60,6 +60,36 @@ _AUXILIARY = re.compile(
 )
 
 
+# "5. EvidencePacket contract", "§3.2 Verdicts", "#5 Packets": a section number opens a title.
+_SECTION_TITLE = re.compile(r"^\s*#*\s*(?:§\s*)?\d+(?:\.\d+)*[.)]?\s+\S")
+_HEADING_MARK = re.compile(r"^\s*#{1,6}\s")
+_STATEMENT_WORD = re.compile(r"[A-Za-z][\w'’-]*|\d[\w.,]*")
+# A lowercase word with a verb's ending: "supports", "opened", "reads".
+_VERB_ENDING = re.compile(r"\b[a-z]{2,}(?:ed|es|s)\b")
+
+
+def is_statement(text: str) -> bool:
+    """True when ``text`` states something; headings, section titles and bare names do not.
+
+    A statement has at least three words and a verb (an auxiliary such as "is" or "has", or a
+    lowercase word with a verb's ending). A heading marker, a leading section number, or Title
+    Case words with no closing full stop make a title, not a claim.
+    """
+    if _HEADING_MARK.match(text):
+        return False
+    words = _STATEMENT_WORD.findall(text)
+    if len(words) < 3:
+        return False
+    if _SECTION_TITLE.match(text) and not text.rstrip().endswith((".", "!", "?")):
+        return False
+    if _SECTION_TITLE.match(text) and len(words) <= 6 and not _AUXILIARY.search(text):
+        return False
+    capitalised = sum(1 for word in words if word[0].isupper())
+    if capitalised >= 0.6 * len(words) and not text.rstrip().endswith((".", "!", "?")):
+        return False
+    return bool(_AUXILIARY.search(text) or _VERB_ENDING.search(text))
+
+
 @dataclass(frozen=True, slots=True)
 class ExtractedClaim:
     """One atomic claim of an answer.
@@ -150,8 +180,14 @@ def extract_claims(answer_text: str, important_classes: Collection[str]) -> list
         for part in clauses:
             raw = part.slice(answer_text)
             text = claim_text(raw)
-            # A lead-in ("Key points:") introduces claims rather than making one.
-            if not re.search(r"\w", text) or CITATION.fullmatch(raw.strip()) or text.endswith(":"):
+            # A lead-in ("Key points:") introduces claims rather than making one; a heading, a
+            # section title or a bare name states nothing that could be supported.
+            if (
+                not re.search(r"\w", text)
+                or CITATION.fullmatch(raw.strip())
+                or text.endswith(":")
+                or not is_statement(text)
+            ):
                 continue
             claim_class = detect_claim_class(text)
             claims.append(

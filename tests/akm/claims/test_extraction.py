@@ -205,3 +205,23 @@ def test_markdown_headings_lead_ins_and_emphasis() -> None:
 )
 def test_months(text: str, expected: list[int]) -> None:
     assert months(text) == expected
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        pytest.param("[E1] #5. EvidencePacket contract", id="cited-numbered-heading"),
+        pytest.param("5. EvidencePacket contract", id="section-title"),
+        pytest.param("§3.2 Verdicts", id="section-sign"),
+        pytest.param("University of Chicago", id="bare-title"),
+        pytest.param("## Storage [E2]", id="markdown-heading"),
+        pytest.param("[E1]", id="citation-marker"),
+    ],
+)
+def test_headings_titles_and_markers_are_not_claims(answer: str) -> None:
+    assert extract_claims(answer, ()) == []
+
+
+def test_a_statement_beside_a_title_is_still_a_claim() -> None:
+    claims = extract_claims("EvidencePacket contract\n\nThe packet holds every row it was built from [E1].", ())
+    assert [claim.text for claim in claims] == ["The packet holds every row it was built from."]
