@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from akm.answer.responsiveness import carried_forward
 from akm.contract.ids import evidence_id, utc_now_iso
 from akm.contract.models import (
     SCHEMA_VERSION,
@@ -373,6 +374,9 @@ def _reverified_packet(
             f"re-verification of {previous.packet_id}: {_change(source_id, outdated, current)}",
         ),
         at=at,
+        responsiveness=carried_forward(
+            previous.verification.verdict_reasons, {claim.claim_id: claim.status for claim in claims}
+        ),
     )
     return packet, [(rows[row_id], since) for row_id, since in read_now.items()], judgements
 

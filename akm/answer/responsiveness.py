@@ -18,7 +18,8 @@ passes it, the verdict is HOLD with the reason "no passage in scope answers the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +44,7 @@ CLAIM_SIMILARITY_MIN = 0.65
 # And its combined score (the sentence score of akm.answer.selection) must reach this.
 SCORE_MIN = 0.55
 NO_ANSWER_REASON = "no passage in scope answers the question"
+RESPONSIVE_PREFIX = "responsive:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +141,7 @@ def check_responsiveness(
         return Responsiveness(
             True,
             best.claim.claim_id,
-            f"responsive: the answer addresses the question{asked}: {best.describe()}",
+            f"{RESPONSIVE_PREFIX} the answer addresses the question{asked}: {best.describe()}",
         )
     best = max(checks, key=lambda check: check.strength)
     return Responsiveness(
@@ -149,9 +151,39 @@ def check_responsiveness(
     )
 
 
+_RESPONSIVE_CLAIM = re.compile(r"claim (claim-[0-9a-f]+-\d+)")
+
+
+def carried_forward(
+    previous_reasons: Sequence[str], claim_statuses: Mapping[str, str]
+) -> tuple[bool, str] | None:
+    """The responsiveness of a re-verified answer, from its previous verdict reasons.
+
+    Re-verification re-judges support, not the question: an answer that did not address the
+    question still does not; one that did, still does while the claim that answered stays
+    supported. ``None`` for packets whose reasons hold no responsiveness check.
+    """
+    for reason in previous_reasons:
+        if reason.startswith(NO_ANSWER_REASON):
+            return False, reason
+        if reason.startswith(RESPONSIVE_PREFIX):
+            match = _RESPONSIVE_CLAIM.search(reason)
+            claim_id = match.group(1) if match else None
+            if claim_id is not None and claim_statuses.get(claim_id) == "supported":
+                return True, reason
+            return (
+                False,
+                f"{NO_ANSWER_REASON}: the claim that answered the question ({claim_id or 'unknown'}) "
+                "is no longer supported",
+            )
+    return None
+
+
 __all__ = [
     "NO_ANSWER_REASON",
+    "RESPONSIVE_PREFIX",
     "ClaimInContext",
     "Responsiveness",
+    "carried_forward",
     "check_responsiveness",
 ]

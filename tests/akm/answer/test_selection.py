@@ -135,3 +135,20 @@ def test_is_non_answer(sentence: str, expected: bool) -> None:
 def test_drop_non_answers_keeps_the_answer_sentences() -> None:
     text = "The text says bees dance. Bees dance to show where food is."
     assert drop_non_answers(text, "Why do bees dance?") == "Bees dance to show where food is."
+
+
+def test_re_verification_carries_the_responsiveness_forward() -> None:
+    from akm.answer.responsiveness import carried_forward
+
+    responsive = "responsive: the answer addresses the question: claim claim-0a55d4d03a-0: score 0.79"
+    assert carried_forward(
+        ["all 1 claim(s) are supported", responsive], {"claim-0a55d4d03a-0": "supported"}
+    ) == (
+        True,
+        responsive,
+    )
+    lost = carried_forward([responsive], {"claim-0a55d4d03a-0": "unsupported"})
+    assert lost is not None and not lost[0] and lost[1].startswith(NO_ANSWER_REASON)
+    held = f"{NO_ANSWER_REASON}: the best sentence shares 0.10 of the question's focus"
+    assert carried_forward([held], {}) == (False, held)
+    assert carried_forward(["all 1 claim(s) are supported"], {}) is None
