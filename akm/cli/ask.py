@@ -45,8 +45,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "ask",
         help="answer a question from directly read evidence, with every claim checked",
         description=(
-            "Retrieve, fuse and directly re-read passages, generate an answer from them with the speculative "
-            "decoder, check every claim of the answer against the passages, and store the EvidencePacket. "
+            "Retrieve, fuse and directly re-read passages, choose the sentences that answer the question, "
+            "generate a short answer from them with the speculative decoder (or quote them when the generated "
+            "text drops the answer), check every claim against the passages, hold the answer when nothing in "
+            "scope answers the question, and store the EvidencePacket. "
             "On an empty store the manifest's sources (the bundled docs/) are ingested first."
         ),
     )
@@ -66,7 +68,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--fusion", choices=get_args(FusionMethod), help="fusion method (default: the manifest's)"
     )
     parser.add_argument(
-        "--max-rows", type=int, default=3, metavar="N", help="fused rows read into the prompt"
+        "--max-rows",
+        type=int,
+        default=3,
+        metavar="N",
+        help="fused rows read directly; the answer-bearing sentences are chosen from them",
     )
     parser.set_defaults(handler=run_ask)
 
@@ -181,6 +187,13 @@ def render(result: AnswerResult) -> list[str]:
     verification = result.packet.verification
     lines += ["", f"Verdict: {verification.verdict}"]
     lines += [f"  - {reason}" for reason in verification.verdict_reasons]
+    composition = result.selection.get("composition")
+    if composition == "quoted":
+        lines.append(
+            "Composed: the answer quotes the passage (the generated text dropped or missed the answer)"
+        )
+    elif composition == "abstained":
+        lines.append("Composed: nothing was generated; no passage in scope answers the question")
     lines += [f"Packet: {result.packet_id}", decode_summary(result.decode)]
     timings = ", ".join(f"{name.replace('_', ' ')} {ms:.0f} ms" for name, ms in result.timings_ms.items())
     lines.append(f"latency: {timings}")

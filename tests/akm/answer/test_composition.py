@@ -1,0 +1,114 @@
+"""How an answer is composed over the fixed answer corpus: selection, quoting, abstention, the rejection log."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from akm.answer import NO_ANSWER_TEXT, AnswerOptions, answer
+from akm.answer.responsiveness import NO_ANSWER_REASON
+from akm.embedding import load_embedder
+from akm.ingest import ingest
+from akm.manifest import load_manifest
+from akm.packet import packet_findings
+from akm.settings import PROJECT_ROOT
+from akm.store import open_store
+
+from .conftest import FixedGenerator
+
+FIXTURE_DOCS = Path(__file__).resolve().parents[2] / "fixtures" / "answers" / "docs"
+QUESTION = "When was the Kestrel Harbour Bridge opened to traffic?"
+DATE_SENTENCE = "Construction began in 1921 and the bridge was opened to traffic on 19 March 1932 by the mayor, Edith Carrow."
+
+
+@pytest.fixture
+def answers(tmp_path: Path) -> Iterator[Any]:
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURE_DOCS, root / "docs")
+    (root / "config").mkdir()
+    shutil.copy(PROJECT_ROOT / "config" / "manifest.yaml", root / "config" / "manifest.yaml")
+    store = open_store(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    manifest = load_manifest(root / "config" / "manifest.yaml")
+    embedder = load_embedder("hashing")
+    ingest(store, manifest, embedder=embedder)
+
+    def ask(question: str, generator: FixedGenerator) -> Any:
+        return answer(
+            question,
+            AnswerOptions(max_rows=3),
+            store=store,
+            manifest=manifest,
+            embedder=embedder,
+            generator=generator,
+        )
+
+    yield ask, store
+    store.close()
+
+
+def test_off_topic_passages_are_recorded_as_selection_rejections(answers: Any) -> None:
+    ask, store = answers
+    generator = FixedGenerator(DATE_SENTENCE)
+    result = ask(QUESTION, generator)
+    (prompt,) = generator.prompts
+    assert all("Kestrel" in sentence or "bridge" in sentence for sentence in prompt.passages)
+    selection = [item for item in store.list_rejections() if item.stage == "selection"]
+    assert selection, "the other articles' passages should be left out of the prompt"
+    assert {item.reason for item in selection} <= {"not-relevant", "near-empty"}
+    assert all(item.packet_id == result.packet_id for item in selection)
+    excluded_ids = {item.evidence_id for item in selection}
+    assert excluded_ids == {entry["evidenceId"] for entry in result.selection["excluded"]}
+
+
+def test_generated_text_that_answers_stands(answers: Any) -> None:
+    ask, _ = answers
+    result = ask(QUESTION, FixedGenerator(DATE_SENTENCE))
+    assert result.selection["composition"] == "generated"
+    assert result.answer == DATE_SENTENCE
+    assert result.verdict == "PASS"
+    assert any(reason.startswith("responsive:") for reason in result.packet.verification.verdict_reasons)
+
+
+@pytest.mark.parametrize(
+    "generated",
+    [
+        pytest.param("The bridge was opened to traffic.", id="restates-the-question"),
+        pytest.param(
+            "The evidence provided is a perfect example of a bridge.", id="talks-about-the-evidence"
+        ),
+        pytest.param("The bridge opened in 1999 after a vote of the Mars council.", id="invented"),
+        pytest.param("", id="nothing"),
+    ],
+)
+def test_the_answer_quotes_the_passage_when_the_generated_text_does_not_answer(
+    answers: Any, generated: str
+) -> None:
+    ask, _ = answers
+    result = ask(QUESTION, FixedGenerator(generated))
+    assert result.selection["composition"] == "quoted"
+    assert "19 March 1932" in result.answer
+    assert result.verdict == "PASS", result.packet.verification.verdict_reasons
+    assert [claim.status for claim in result.claims] and all(
+        claim.status == "supported" for claim in result.claims
+    )
+    source = (FIXTURE_DOCS / "harbour_bridge.md").read_text(encoding="utf-8")
+    for claim in result.claims:
+        assert claim.text.rstrip(".") in " ".join(source.split())
+    assert packet_findings(result.packet.to_json()) == []
+
+
+def test_a_question_nothing_answers_is_held_without_generating(answers: Any) -> None:
+    ask, store = answers
+    generator = FixedGenerator("Lima lies on the Rímac river.")
+    result = ask("Which river flows through the capital of Peru?", generator)
+    assert generator.prompts == []
+    assert result.answer == NO_ANSWER_TEXT
+    assert result.claims == ()
+    assert result.verdict == "HOLD"
+    assert result.packet.verification.verdict_reasons[0].startswith(NO_ANSWER_REASON)
+    assert result.selection["composition"] == "abstained"
+    assert store.get_packet(result.packet_id) is not None
