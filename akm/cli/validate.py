@@ -1,5 +1,9 @@
 """``akm validate PATH...``: check evidence rows, packets and manifests against the contract.
 
+``--profile contract`` (the default) holds documents to the upstream AKM schema and every
+contract rule, so another project's evidence passes with any upstream-valid IDs;
+``--profile service`` holds them to this project's stricter schema, meant for the service's own output.
+
 Exit status: 0 every document is valid, 1 some document is invalid, 2 usage error or an
 input that cannot be read as a document (missing, empty, binary, malformed, over the size limit).
 """
@@ -13,7 +17,13 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from akm.contract.schema import UPSTREAM_SCHEMA_PATH, SchemaLoadError, upstream_schema
+from akm.contract.schema import (
+    DEFAULT_PROFILE,
+    UPSTREAM_SCHEMA_PATH,
+    VALIDATION_PROFILES,
+    SchemaLoadError,
+    upstream_schema,
+)
 from akm.contract.validation import DEFAULT_MAX_BYTES, FileReport, Finding, collect_files, validate_file
 from akm.settings import Settings
 
@@ -27,22 +37,37 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "validate",
         help="validate EvidenceRows, EvidencePackets and manifests against the evidence contract",
         description=(
-            "Validate JSON, JSONL and YAML evidence documents against the project schema "
-            "(schemas/evidence-contract.schema.json), optionally the upstream schema, and the contract rules. "
+            "Validate JSON, JSONL and YAML evidence documents against a schema and the contract rules. "
+            "Profile 'contract' (the default) uses the upstream AKM schema (schemas/upstream/), where IDs "
+            "are any string of 8+ characters: use it for another project's evidence. Profile 'service' "
+            "uses this project's stricter schema (schemas/evidence-contract.schema.json, digest-form IDs): "
+            "use it for this service's own output. "
             "Directories are searched for *.json, *.jsonl, *.yaml and *.yml."
         ),
     )
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="file or directory")
     parser.add_argument(
+        "--profile",
+        choices=VALIDATION_PROFILES,
+        default=DEFAULT_PROFILE,
+        help="contract: upstream schema + every rule (default); service: the project's stricter schema + every rule",
+    )
+    parser.add_argument(
         "--upstream-schema",
         type=Path,
         metavar="FILE",
-        help="also validate against this upstream schema file (e.g. the reference evidence-row.schema.json)",
+        help=(
+            "the upstream schema file to use (e.g. the reference evidence-row.schema.json): instead of the "
+            "vendored copy with --profile contract, in addition to the project schema with --profile service"
+        ),
     )
     parser.add_argument(
         "--upstream",
         action="store_true",
-        help=f"also validate against the vendored upstream schema ({UPSTREAM_SCHEMA_PATH.name})",
+        help=(
+            f"with --profile service, also validate against the vendored upstream schema "
+            f"({UPSTREAM_SCHEMA_PATH.name}); --profile contract always does"
+        ),
     )
     parser.add_argument(
         "--format", choices=("human", "json", "github"), default="human", help="output format"
@@ -75,7 +100,10 @@ def run_validate(args: argparse.Namespace, settings: Settings) -> int:
         upstream_path = upstream_path.resolve()
     files, path_errors = collect_files(args.paths)
     reports = [
-        validate_file(path, max_bytes=args.max_bytes, upstream_schema_path=upstream_path) for path in files
+        validate_file(
+            path, max_bytes=args.max_bytes, profile=args.profile, upstream_schema_path=upstream_path
+        )
+        for path in files
     ]
     input_errors = path_errors + [report.error for report in reports if report.error is not None]
     writer = {"human": _write_human, "json": _write_json, "github": _write_github}[args.format]

@@ -24,8 +24,9 @@ history-consistent      its history is present but does not start with ``candida
                         last event's state differs from ``verification.state``.
 history-transition      two consecutive history events form an edge outside §3.1's graph.
 history-order           an event's ``at`` is earlier than the previous event's.
-evidence-id-stable      an ``ev:sha256:`` evidenceId differs from
+evidence-id-stable      an evidenceId in digest form (``ev:sha256:`` and 64 hex digits) differs from
                         ``evidence_id(schemaVersion, sourceId, revision, checksum, locator.value)``.
+                        Any other ID is left alone: upstream §8 only recommends the recipe.
 excerpt-checksum        ``excerptChecksum`` is a digest that is not the SHA-256 of ``excerpt``.
 locator-line-range      ``locator.endLine`` is smaller than ``locator.startLine``.
 S9-classification       it is ``in-scope``/``explicit-expansion`` but its source is ``private``,
@@ -350,6 +351,7 @@ def _identity_rules(document: dict[str, Any], pointer: str) -> list[Violation]:
     if (
         isinstance(row_id, str)
         and row_id.startswith(EVIDENCE_ID_PREFIX)
+        and _is_digest(row_id.removeprefix(EVIDENCE_ID_PREFIX))
         and all(isinstance(x, str) for x in inputs)
     ):
         checksum = version.get("checksum")

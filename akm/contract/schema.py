@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import jsonschema
 from jsonschema.exceptions import ValidationError as SchemaValidationError
@@ -27,6 +27,13 @@ SCHEMA_DIR = Path(__file__).resolve().parent.parent.parent / "schemas"
 PROJECT_SCHEMA_PATH = SCHEMA_DIR / "evidence-contract.schema.json"
 UPSTREAM_SCHEMA_PATH = SCHEMA_DIR / "upstream" / "evidence-row.schema.json"
 MANIFEST_SCHEMA_PATH = SCHEMA_DIR / "project-retrieval-manifest.schema.json"
+
+# Which schema a document is held to. ``contract``: the upstream AKM schema, whose IDs are any
+# string of 8+ characters (the hashing recipe is a recommendation, upstream §8), for documents
+# other projects produce; ``service``: this project's stricter schema, for the service's own output.
+ValidationProfile = Literal["contract", "service"]
+VALIDATION_PROFILES: tuple[ValidationProfile, ...] = ("contract", "service")
+DEFAULT_PROFILE: ValidationProfile = "contract"
 
 FORMAT_CHECKER = jsonschema.FormatChecker(formats=())
 _TIMESTAMP = re.compile(TIMESTAMP_PATTERN)
@@ -139,11 +146,20 @@ def upstream_schema(path: Path = UPSTREAM_SCHEMA_PATH) -> ContractSchema:
 def validate_against_schemas(
     document: object,
     *,
+    profile: ValidationProfile = DEFAULT_PROFILE,
     upstream_schema_path: Path | None = None,
     check_upstream: bool = False,
     pointer_prefix: str = "",
 ) -> list[Violation]:
-    """Project-schema violations, plus upstream-schema ones when asked (or a path is given)."""
+    """Schema violations under ``profile``.
+
+    ``contract``: the upstream schema only (``upstream_schema_path``, else the vendored copy).
+    ``service``: the project schema, plus the upstream one when asked (or a path is given).
+    """
+    if profile == "contract":
+        return upstream_schema(upstream_schema_path or UPSTREAM_SCHEMA_PATH).validate(
+            document, pointer_prefix
+        )
     violations = project_schema().validate(document, pointer_prefix)
     if check_upstream or upstream_schema_path is not None:
         upstream = upstream_schema(upstream_schema_path or UPSTREAM_SCHEMA_PATH)
@@ -162,12 +178,15 @@ def _manifest_schema(path: Path) -> ContractSchema:
 
 
 __all__ = [
+    "DEFAULT_PROFILE",
     "FORMAT_CHECKER",
     "MANIFEST_SCHEMA_PATH",
     "PROJECT_SCHEMA_PATH",
     "UPSTREAM_SCHEMA_PATH",
+    "VALIDATION_PROFILES",
     "ContractSchema",
     "SchemaLoadError",
+    "ValidationProfile",
     "document_kind",
     "load_schema",
     "project_schema",

@@ -20,7 +20,14 @@ import yaml
 
 from akm.contract.errors import UnreadableDocument
 from akm.contract.rules import check_packet, check_row
-from akm.contract.schema import document_kind, validate_against_schemas, validate_manifest
+from akm.contract.schema import (
+    DEFAULT_PROFILE,
+    VALIDATION_PROFILES,
+    ValidationProfile,
+    document_kind,
+    validate_against_schemas,
+    validate_manifest,
+)
 from akm.contract.violations import Violation
 
 DOCUMENT_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
@@ -80,18 +87,24 @@ def is_manifest(document: object) -> bool:
 def validate_document(
     document: object,
     *,
+    profile: ValidationProfile = DEFAULT_PROFILE,
     upstream_schema_path: Path | None = None,
     check_upstream: bool = False,
     pointer_prefix: str = "",
     line: int | None = None,
 ) -> list[Finding]:
-    """Findings for one row, packet, manifest or list of rows/packets (empty: valid)."""
+    """Findings for one row, packet, manifest or list of rows/packets (empty: valid).
+
+    ``profile`` picks the schema (see ``akm.contract.schema.ValidationProfile``); the contract
+    rules apply under both.
+    """
     if isinstance(document, list):
         findings: list[Finding] = []
         for index, item in enumerate(document):
             findings.extend(
                 validate_document(
                     item,
+                    profile=profile,
                     upstream_schema_path=upstream_schema_path,
                     check_upstream=check_upstream,
                     pointer_prefix=f"{pointer_prefix}/{index}",
@@ -115,6 +128,7 @@ def validate_document(
     violations.extend(
         validate_against_schemas(
             document,
+            profile=profile,
             upstream_schema_path=upstream_schema_path,
             check_upstream=check_upstream,
             pointer_prefix=pointer_prefix,
@@ -275,6 +289,7 @@ def validate_file(
     path: Path,
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    profile: ValidationProfile = DEFAULT_PROFILE,
     upstream_schema_path: Path | None = None,
     check_upstream: bool = False,
 ) -> FileReport:
@@ -290,6 +305,7 @@ def validate_file(
         report.findings.extend(
             validate_document(
                 document.content,
+                profile=profile,
                 upstream_schema_path=upstream_schema_path,
                 check_upstream=check_upstream,
                 pointer_prefix=document.pointer_prefix,
@@ -324,11 +340,14 @@ def collect_files(paths: Iterable[Path]) -> tuple[list[Path], list[str]]:
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
+    "DEFAULT_PROFILE",
     "DOCUMENT_SUFFIXES",
     "MAX_NESTING_DEPTH",
+    "VALIDATION_PROFILES",
     "FileReport",
     "Finding",
     "SourceDocument",
+    "ValidationProfile",
     "collect_files",
     "is_manifest",
     "nesting_depth",

@@ -47,7 +47,7 @@ def test_packet_is_the_stored_schema_valid_packet(api: ApiHarness) -> None:
     assert response.status_code == 200
     packet = response.json()
     assert packet == api.store.get_packet(api.ids["packet"])
-    assert [f for f in validate_document(packet) if f.rule_id.startswith("schema:")] == []
+    assert [f for f in validate_document(packet, profile="service") if f.rule_id.startswith("schema:")] == []
 
 
 def test_packet_history_lists_its_events_in_order(api: ApiHarness) -> None:
@@ -243,14 +243,30 @@ def test_validate_reports_the_same_rule_ids_as_the_library(api: ApiHarness) -> N
     row = json.loads((REPO / "examples" / "claim-supported-row.json").read_text())
     row["verification"]["claimIds"] = []
     del row["source"]["version"]
-    expected = [f.to_json() for f in validate_document([row, {"rowType": "nope"}])]
-    response = api.client.post("/v1/validate", json=[row, {"rowType": "nope"}])
+    expected = [f.to_json() for f in validate_document([row, {"rowType": "nope"}], profile="service")]
+    response = api.client.post("/v1/validate", params={"profile": "service"}, json=[row, {"rowType": "nope"}])
     assert response.status_code == 200
     body = response.json()
     assert body["valid"] is False
     assert body["documents"] == 2
     assert body["findings"] == expected
     assert {f["ruleId"] for f in body["findings"]} >= {"schema:kind", "schema:required"}
+
+
+def test_validate_takes_the_profile(api: ApiHarness) -> None:
+    row = json.loads((REPO / "examples" / "candidate-row.json").read_text())
+    row["evidenceId"] = "ev:sha256:example-candidate"
+    default = api.client.post("/v1/validate", json=row)
+    contract = api.client.post("/v1/validate", params={"profile": "contract"}, json=row)
+    assert default.json() == contract.json() == {"valid": True, "documents": 1, "findings": []}
+    service = api.client.post("/v1/validate", params={"profile": "service"}, json=row)
+    assert service.status_code == 200
+    assert service.json()["valid"] is False
+    assert {(f["ruleId"], f["pointer"]) for f in service.json()["findings"]} == {
+        ("schema:pattern", "/evidenceId")
+    }
+    unknown = api.client.post("/v1/validate", params={"profile": "strict"}, json=row)
+    assert unknown.status_code == 422
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""POST /v1/validate: the same checks and rule IDs as ``akm validate``."""
+"""POST /v1/validate: the same checks, profiles and rule IDs as ``akm validate``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from fastapi import APIRouter, Body, Query
 
 from akm.api.problems import problem_responses
 from akm.api.schemas import FindingOut, ValidationReportOut
-from akm.contract.schema import UPSTREAM_SCHEMA_PATH
+from akm.contract.schema import DEFAULT_PROFILE, UPSTREAM_SCHEMA_PATH, ValidationProfile
 from akm.contract.validation import validate_document
 
 router = APIRouter(tags=["validation"], responses=problem_responses(400, 413, 415, 422))
@@ -20,10 +20,25 @@ router = APIRouter(tags=["validation"], responses=problem_responses(400, 413, 41
 )
 async def validate(
     document: Annotated[dict[str, Any] | list[Any], Body(description="the document itself")],
-    upstream: Annotated[bool, Query(description="also check against the vendored upstream schema")] = False,
+    profile: Annotated[
+        ValidationProfile,
+        Query(
+            description=(
+                "contract: the upstream AKM schema and every contract rule, IDs any string of 8+ "
+                "characters (for another project's evidence); service: the project's stricter schema "
+                "with digest-form IDs (for this service's own output)"
+            )
+        ),
+    ] = DEFAULT_PROFILE,
+    upstream: Annotated[
+        bool,
+        Query(description="with profile=service, also check against the vendored upstream schema"),
+    ] = False,
 ) -> ValidationReportOut:
     findings = await anyio.to_thread.run_sync(
-        lambda: validate_document(document, upstream_schema_path=UPSTREAM_SCHEMA_PATH if upstream else None)
+        lambda: validate_document(
+            document, profile=profile, upstream_schema_path=UPSTREAM_SCHEMA_PATH if upstream else None
+        )
     )
     return ValidationReportOut(
         valid=not findings,

@@ -48,7 +48,7 @@ def test_examples_are_valid_against_the_reference_schema(capsys: pytest.CaptureF
 def test_invalid_document_exits_1_with_located_findings(
     invalid_row: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["validate", "--upstream", str(invalid_row)]) == 1
+    assert main(["validate", "--profile", "service", "--upstream", str(invalid_row)]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert f"{invalid_row}:/verification: schema:required: 'verifiedAt' is a required property" in lines
     assert f"{invalid_row}:/verification: upstream:required: 'verifiedAt' is a required property" in lines
@@ -67,7 +67,7 @@ def test_rule_finding_in_human_format(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_json_format(invalid_row: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["validate", "--format", "json", str(invalid_row)]) == 1
+    assert main(["validate", "--profile", "service", "--format", "json", str(invalid_row)]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["valid"] is False
     assert report["errors"] == []
@@ -103,7 +103,7 @@ def test_json_format_valid(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_github_format(invalid_row: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["validate", "--format", "github", str(invalid_row)]) == 1
+    assert main(["validate", "--profile", "service", "--format", "github", str(invalid_row)]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert (
         f"::error file={invalid_row},title=schema%3Arequired::/verification: 'verifiedAt' is a required property"
@@ -117,11 +117,11 @@ def test_jsonl_findings_carry_the_line(tmp_path: Path, capsys: pytest.CaptureFix
     bad["retrieval"]["rank"] = 0
     path = tmp_path / "rows.jsonl"
     path.write_text(json.dumps(good) + "\n\n" + json.dumps(bad) + "\n", encoding="utf-8")
-    assert main(["validate", str(path)]) == 1
+    assert main(["validate", "--profile", "service", str(path)]) == 1
     assert capsys.readouterr().out.splitlines()[0] == (
         f"{path}:3:/retrieval/rank: schema:minimum: 0 is less than the minimum of 1"
     )
-    assert main(["validate", "--format", "github", str(path)]) == 1
+    assert main(["validate", "--profile", "service", "--format", "github", str(path)]) == 1
     assert (
         capsys.readouterr()
         .out.splitlines()[0]
@@ -149,7 +149,7 @@ def test_list_item_pointer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     bad = _candidate()
     del bad["content"]
     path = _write(tmp_path / "list.json", [_candidate(), bad])
-    assert main(["validate", str(path)]) == 1
+    assert main(["validate", "--profile", "service", str(path)]) == 1
     assert (
         capsys.readouterr().out.splitlines()[0]
         == f"{path}:/1: schema:required: 'content' is a required property"

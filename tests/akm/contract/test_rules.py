@@ -549,7 +549,9 @@ def test_schema_violation_is_reported_with_its_keyword(
 ) -> None:
     document = build()
     mutate(document)
-    findings = {finding.rule_id for finding in validate_document(document, check_upstream=True)}
+    findings = {
+        finding.rule_id for finding in validate_document(document, profile="service", check_upstream=True)
+    }
     assert rule_id in findings
     upstream_findings = {finding for finding in findings if finding.startswith("upstream:")}
     assert bool(upstream_findings) == (upstream_rejects and rule_id != "schema:kind")
