@@ -217,7 +217,9 @@ class JsonlCorpusReader:
     """Reads one document of a BEIR-style JSONL corpus (``{"_id", "title", "text"}``) by ID.
 
     The document text is ``title`` and ``text`` joined by a blank line, the same text the
-    corpus ingest indexes, so its sha256 is comparable with the indexed checksum.
+    corpus ingest indexes, so its sha256 is comparable with the indexed checksum. The ID → offset
+    index is built once and rebuilt whenever the file's size or modification time changes, so a
+    rewritten corpus is read at its new offsets (and a changed document is then stale).
     """
 
     read_method: ReadMethod = "source-api-read"
@@ -233,6 +235,7 @@ class JsonlCorpusReader:
         self.reader_id = reader_id
         self._document_text = document_text or corpus_document_text
         self._offsets: dict[str, int] | None = None
+        self._indexed_stat: tuple[int, int] | None = None
 
     def _open(self) -> Any:
         if self.corpus.suffix == ".gz":
@@ -240,17 +243,20 @@ class JsonlCorpusReader:
         return self.corpus.open("rb")
 
     def _index(self) -> dict[str, int]:
-        if self._offsets is None:
-            offsets: dict[str, int] = {}
-            with self._open() as stream:
-                position = 0
-                for line in stream:
-                    if line.strip():
-                        document_id = str(json.loads(line)["_id"])
-                        offsets.setdefault(document_id, position)
-                    position += len(line)
-            self._offsets = offsets
-        return self._offsets
+        info = self.corpus.stat()
+        observed = (info.st_size, info.st_mtime_ns)
+        if self._offsets is not None and self._indexed_stat == observed:
+            return self._offsets
+        offsets: dict[str, int] = {}
+        with self._open() as stream:
+            position = 0
+            for line in stream:
+                if line.strip():
+                    document_id = str(json.loads(line)["_id"])
+                    offsets.setdefault(document_id, position)
+                position += len(line)
+        self._offsets, self._indexed_stat = offsets, observed
+        return offsets
 
     def read(self, location: SourceLocation) -> ReadResult:
         if not self.corpus.exists():

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Mapping
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
@@ -247,6 +248,9 @@ class Manifest(_Section):
     path: Path | None = Field(default=None, exclude=True)
     sha256: str = Field(default="", exclude=True)
     project_root: Path = Field(default=Path("."), exclude=True)
+    # The JSONL file each corpus root was ingested from, by root alias: recorded in the store at
+    # ingest and attached by whoever opens both (``with_corpus_files``), never read from the file.
+    corpus_files: tuple[tuple[str, Path], ...] = Field(default=(), exclude=True)
 
     @model_validator(mode="after")
     def _unique_ref_ids(self) -> Manifest:
@@ -263,6 +267,15 @@ class Manifest(_Section):
                     f"sourceRefs {ref.source_id!r} classification {ref.classification!r} is neither allowed nor denied"
                 )
         return self
+
+    def with_corpus_files(self, files: Mapping[str, str | Path]) -> Manifest:
+        """This manifest knowing where each ingested corpus root's file is, so its rows can be read."""
+        pairs = tuple(sorted((alias, Path(path)) for alias, path in files.items()))
+        return self.model_copy(update={"corpus_files": pairs})
+
+    def corpus_file(self, root_alias: str) -> Path | None:
+        """The file corpus root ``root_alias`` was ingested from, if the store recorded one."""
+        return next((path for alias, path in self.corpus_files if alias == root_alias), None)
 
     def root_directory(self, ref: SourceRef) -> Path:
         """Absolute directory of a source ref's root."""

@@ -70,8 +70,11 @@ class Runtime:
 
     @property
     def manifest(self) -> Manifest:
+        """The configured manifest, knowing the corpus files the store recorded (for direct reads)."""
         if self._manifest is None:
-            self._manifest = load_manifest(self.settings.manifest_path)
+            self._manifest = load_manifest(self.settings.manifest_path).with_corpus_files(
+                self.store.corpus_files()
+            )
         return self._manifest
 
     @property

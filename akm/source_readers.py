@@ -1,15 +1,29 @@
 """Direct-read dispatch: which reader may re-read a row's canonical source.
 
 File sources (``file:`` canonical URIs) are read relative to the manifest's project root, which
-their canonical paths are relative to; nothing outside that root is ever opened. A row whose
-source is not a file has no reader here, so its direct read fails and the row is rejected.
+their canonical paths are relative to; nothing outside that root is ever opened. Corpus documents
+(``source:<alias>/<id>``) are read from the JSONL(.gz) file their corpus root was ingested from,
+as the store recorded it (``Manifest.corpus_files``); only that one file is opened. A row whose
+source has neither has no reader here, so its direct read fails and the row is rejected.
 """
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
+
 from akm.contract.models import EvidenceRow, ReadMethod
-from akm.direct_read import FileSourceReader, ReadResult, SourceLocation, SourceReader, SourceUnreadableError
+from akm.direct_read import (
+    FileSourceReader,
+    JsonlCorpusReader,
+    ReadResult,
+    SourceLocation,
+    SourceReader,
+    SourceUnreadableError,
+)
 from akm.manifest import Manifest
+
+CORPUS_URI_PREFIX = "source:"
 
 
 class RootReaders:
@@ -18,15 +32,37 @@ class RootReaders:
     def __init__(self, manifest: Manifest, reader_id: str = "akm.direct_read") -> None:
         self.reader_id = reader_id
         self.files = FileSourceReader.for_manifest(manifest, reader_id=reader_id)
+        self.corpora = {alias: corpus_reader(path, reader_id) for alias, path in manifest.corpus_files}
 
     def for_row(self, row: EvidenceRow) -> SourceReader:
-        if row.source.canonical_uri.startswith("file:"):
+        uri = row.source.canonical_uri
+        if uri.startswith("file:"):
             return self.files
+        if uri.startswith(CORPUS_URI_PREFIX):
+            alias = uri.removeprefix(CORPUS_URI_PREFIX).split("/", 1)[0]
+            reader = self.corpora.get(alias)
+            if reader is not None:
+                return reader
         return _NoReader(self.reader_id)
 
 
+_corpus_readers: dict[tuple[Path, str], JsonlCorpusReader] = {}
+_corpus_readers_lock = threading.Lock()
+
+
+def corpus_reader(path: Path, reader_id: str) -> JsonlCorpusReader:
+    """The process's reader of one corpus file: its ID index is built once per file version,
+    not once per answer (a SciFact index takes about 0.1 s)."""
+    key = (path, reader_id)
+    with _corpus_readers_lock:
+        reader = _corpus_readers.get(key)
+        if reader is None:
+            reader = _corpus_readers[key] = JsonlCorpusReader(path, reader_id=reader_id)
+        return reader
+
+
 class _NoReader:
-    """For a source that is not a file: every read fails, so the row is rejected."""
+    """For a source no reader is registered for: every read fails, so the row is rejected."""
 
     read_method: ReadMethod = "other"
 
@@ -37,4 +73,4 @@ class _NoReader:
         raise SourceUnreadableError(f"no reader can open {location.path}")
 
 
-__all__ = ["RootReaders"]
+__all__ = ["CORPUS_URI_PREFIX", "RootReaders", "corpus_reader"]

@@ -598,7 +598,8 @@ def ingest_corpus(
     ``_id``) whose text is ``title``, a blank line, then ``text``, the same text the corpus
     direct reader reads, so the sha256 recorded here is the one it checks. At most
     ``max_documents`` documents of the corpus are kept current (the manifest's
-    ``scope.maxCorpusDocuments``; ``None``: no cap).
+    ``scope.maxCorpusDocuments``; ``None``: no cap). The corpus file's absolute path is
+    recorded for the alias, so rows of this root can be read directly from it later.
     """
     if not corpus.is_file():
         raise IngestError(f"corpus file not found: {corpus}")
@@ -669,6 +670,9 @@ def ingest_corpus(
         )
         plan.take(source_id)
     writer.flush()
+    # The direct reader of this root opens the same file again.
+    with store.transaction() as tx:
+        tx.register_corpus_file(alias, str(corpus.resolve()))
     _mark_deletions(store, [WalkScope(alias, "", False)], {alias: seen}, report, plan.retired)
     report.seconds = time.perf_counter() - started
     writer.tick("done")

@@ -241,6 +241,19 @@ class DecodeStatsRecord(Base):
     at: Mapped[datetime]
 
 
+class CorpusFile(Base):
+    """The JSONL(.gz) file a corpus root was ingested from, so a direct read can open it again.
+
+    One per root alias; ingesting the corpus again from another file moves the root there.
+    """
+
+    __tablename__ = "corpus_files"
+
+    root_alias: Mapped[str] = mapped_column(String(128), primary_key=True)
+    path: Mapped[str] = mapped_column(Text)
+    registered_at: Mapped[datetime]
+
+
 class StoreMeta(Base):
     """Small key/value counters, e.g. the chunk generation that invalidates vector caches."""
 

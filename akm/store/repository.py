@@ -28,6 +28,7 @@ from akm.store.models import (
     Chunk,
     ClaimRecord,
     ClaimSupport,
+    CorpusFile,
     DecodeStatsRecord,
     EvidenceRowRecord,
     LaneRun,
@@ -456,6 +457,15 @@ class StoreTransaction:
             resolved = path_to_source.get(link.target)
             if link.target_source_id != resolved:
                 link.target_source_id = resolved
+
+    def register_corpus_file(self, root_alias: str, path: str) -> None:
+        """Record the file a corpus root is ingested from (replacing an earlier one)."""
+        record = self.session.get(CorpusFile, root_alias)
+        if record is None:
+            self.session.add(CorpusFile(root_alias=root_alias, path=path, registered_at=now_utc()))
+        elif record.path != path:
+            record.path = path
+            record.registered_at = now_utc()
 
     def bump_chunk_generation(self) -> None:
         meta = self.session.get(StoreMeta, CHUNK_GENERATION)
@@ -1220,6 +1230,11 @@ class EvidenceStore:
             ]
 
     # ---- audit queries (REST API) -------------------------------------------------------
+
+    def corpus_files(self) -> dict[str, str]:
+        """The file each corpus root was ingested from, by root alias."""
+        with self._reading() as session:
+            return {record.root_alias: record.path for record in session.scalars(select(CorpusFile))}
 
     def source_page(self, *, after: str | None = None, limit: int = 100) -> list[SourceInfo]:
         """Sources ordered by id, starting after ``after`` (keyset pagination)."""
