@@ -31,6 +31,10 @@ LaneName = Literal["exact", "qmd-lexical", "qmd-semantic", "graphify-relationshi
 AuthorityLevel = Literal["canonical", "official", "primary", "reviewed", "secondary", "internal", "unknown"]
 
 
+# The source ref a corpus ingest files its documents under is ``corpus:<root alias>``.
+CORPUS_SOURCE_PREFIX = "corpus:"
+
+
 class ManifestError(ValueError):
     """A manifest that cannot be used; ``field`` is the dotted path of the offending field."""
 
@@ -317,6 +321,18 @@ class Manifest(_Section):
             if ref.root_alias == root_alias and ref.includes(relative_path):
                 return ref
         return None
+
+    def corpus_aliases(self) -> frozenset[str]:
+        """Root aliases of JSONL corpora: source refs ``corpus:<alias>``, the ref every document of
+        ``akm ingest --corpus`` is filed under. Only a corpus ingest fills them; a walk never does."""
+        return frozenset(
+            ref.root_alias for ref in self.source_refs if ref.source_id.startswith(CORPUS_SOURCE_PREFIX)
+        )
+
+    def file_root_aliases(self) -> dict[str, Path]:
+        """Each root alias a walk reads files from (every root but the corpora), with its directory."""
+        corpora = self.corpus_aliases()
+        return {alias: path for alias, path in self.root_aliases().items() if alias not in corpora}
 
     def root_aliases(self) -> dict[str, Path]:
         """Each distinct root alias with its absolute directory."""

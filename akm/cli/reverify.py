@@ -47,8 +47,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run_reverify(args: argparse.Namespace, settings: Settings) -> int:
     try:
-        manifest = load_manifest(settings.manifest_path)
         store = open_store(settings.resolved_database_url)
+        # Corpus rows are re-read from the files their roots were ingested from.
+        manifest = load_manifest(settings.manifest_path).with_corpus_files(store.corpus_files())
     except (ManifestError, SQLAlchemyError, OSError) as error:
         print(f"akm reverify: {error}", file=sys.stderr)
         return EXIT_USAGE

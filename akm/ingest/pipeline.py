@@ -498,7 +498,7 @@ def ingest(
     # list gives progress its total and the cap the sources that are about to go missing.
     candidates = list(walker.candidates(paths))
     listed = [make_source_id(candidate.root_alias, candidate.relative_path) for candidate in candidates]
-    states = {alias: store.source_states(alias) for alias in manifest.root_aliases()}
+    states = {alias: store.source_states(alias) for alias in manifest.file_root_aliases()}
     plan = _manifest_cap_plan(manifest, walker.scopes, listed, states)
     writer = _BatchWriter(store, embedder, report, progress, started, total=len(candidates))
     seen: dict[str, set[str]] = {}

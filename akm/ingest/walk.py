@@ -109,7 +109,8 @@ class ManifestWalker:
         self.scopes: list[WalkScope] = []
         # Explicit paths that name nothing on disk (a stored source there is marked deleted).
         self.missing: list[str] = []
-        self._roots = manifest.root_aliases()
+        # A corpus root holds documents of a JSONL file, not files to walk.
+        self._roots = manifest.file_root_aliases()
         self._refs_by_alias: dict[str, SourceRef] = {}
         for ref in manifest.source_refs:
             self._refs_by_alias.setdefault(ref.root_alias, ref)

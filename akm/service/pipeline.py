@@ -263,8 +263,10 @@ class PipelineReverifyService:
                 after = page.next_after
         merged: dict[str, Any] = {"sourcesChecked": 0, "rowsStale": [], "rowsRejected": [], "packets": []}
         verifier = importlib.import_module("akm.reverify").DeferredVerifier(self.verifier.get)
+        # Corpus rows are re-read from the files their roots were ingested from (recorded at ingest).
+        manifest = self.manifest.with_corpus_files(store.corpus_files())
         for one in source_ids:
-            report = function(store, self.manifest, source_id=one, verifier=verifier)
+            report = function(store, manifest, source_id=one, verifier=verifier)
             produced = report.to_json() if hasattr(report, "to_json") else dict(report)
             merged["sourcesChecked"] += int(produced.get("sourcesChecked", 1))
             for key in ("rowsStale", "rowsRejected", "packets"):

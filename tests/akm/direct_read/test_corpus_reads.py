@@ -21,7 +21,7 @@ from akm.contract.models import EvidenceRow
 from akm.direct_read import direct_read
 from akm.embedding import Embedder, load_embedder
 from akm.fusion import FusionSettings, fuse
-from akm.ingest import ingest_corpus
+from akm.ingest import ingest, ingest_corpus
 from akm.manifest import Manifest, load_manifest
 from akm.retrieval.benchmark import benchmark_manifest
 from akm.retrieval.orchestrate import retrieve
@@ -155,3 +155,21 @@ def test_the_runtime_manifest_knows_the_recorded_corpus_files(tmp_path: Path) ->
         assert runtime.manifest.corpus_file("facts") == corpus.resolve()
     finally:
         runtime.close()
+
+
+def test_a_walk_leaves_corpus_roots_alone(project: CorpusProject, tmp_path: Path) -> None:
+    """A manifest naming both a folder root and a corpus root: ``akm ingest`` walks only the folder,
+    so the corpus root's '.' is never walked and its documents are not marked deleted."""
+    root = tmp_path / "walked"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "note.md").write_text("# Note\n\nA note about tides.\n", encoding="utf-8")
+    (root / "stray.md").write_text("# Stray\n\nNot under any folder root.\n", encoding="utf-8")
+    docs_ref = load_manifest(PROJECT_ROOT / "config" / "manifest.yaml").source_refs[0]
+    manifest = project.manifest.model_copy(
+        update={"project_root": root, "source_refs": (docs_ref, *project.manifest.source_refs)}
+    )
+    assert manifest.corpus_aliases() == {"facts"}
+    report = ingest(project.store, manifest, embedder=project.embedder)
+    assert (report.new, report.deleted) == (1, 0)
+    facts = project.store.source_states("facts")
+    assert sorted(state.path for state in facts.values() if not state.deleted) == ["d1", "d2", "d3"]
