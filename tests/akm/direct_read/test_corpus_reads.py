@@ -173,3 +173,34 @@ def test_a_walk_leaves_corpus_roots_alone(project: CorpusProject, tmp_path: Path
     assert (report.new, report.deleted) == (1, 0)
     facts = project.store.source_states("facts")
     assert sorted(state.path for state in facts.values() if not state.deleted) == ["d1", "d2", "d3"]
+
+
+SCIFACT = PROJECT_ROOT.parent / "shared" / "datasets" / "scifact" / "corpus.jsonl.gz"
+
+
+@pytest.mark.datasets
+@pytest.mark.skipif(not SCIFACT.is_file(), reason="../shared/datasets/scifact is not present")
+def test_an_answer_over_scifact_cites_the_gold_abstract_read_from_the_shared_file(tmp_path: Path) -> None:
+    """The first 300 SciFact abstracts (the rest counted over the cap), read back from the shared .gz."""
+    store = open_store(f"sqlite:///{tmp_path / 'scifact.sqlite3'}")
+    try:
+        report = ingest_corpus(store, SCIFACT, max_documents=300)
+        assert report.ingested == 300
+        base = load_manifest(PROJECT_ROOT / "config" / "manifest.yaml")
+        manifest = benchmark_manifest(base, SCIFACT).with_corpus_files(store.corpus_files())
+        result = answer(
+            "Egr2 regulates the homeostasis of B and T cells.",
+            store=store,
+            manifest=manifest,
+            embedder=None,
+            generator=QuotingGenerator(),
+        )
+        supported = {
+            row.source.canonical_uri
+            for row in result.packet.evidence_rows
+            if row.verification.state == "claim-supported"
+        }
+        assert "source:scifact/1550937" in supported
+        assert all(row.verification.state != "rejected" for row in result.packet.evidence_rows)
+    finally:
+        store.close()
