@@ -57,7 +57,9 @@ class SpeculativeAnswerGenerator:
         on_text: Callable[[str], None] | None = None,
     ) -> GeneratedAnswer:
         """Decode an answer; ``on_text`` receives each committed text increment as it appears."""
-        messages = [{"role": "system", "content": prompt.system}, {"role": "user", "content": prompt.user}]
+        # An empty system message leaves the model's own default in place.
+        messages = [{"role": "system", "content": prompt.system}] if prompt.system else []
+        messages.append({"role": "user", "content": prompt.user})
         prompt_ids = self._chat_prompt_ids(self.tokenizer, messages)
         passage_ids = [
             [int(token) for token in self.tokenizer(passage, add_special_tokens=False)["input_ids"]]

@@ -2,10 +2,14 @@
 
 A 135M-parameter model echoes instructions it does not understand ("The answer to the question
 is: [E1]"), talks about "the evidence", and answers from the wrong passage when several are
-shown. So the prompt is short and plain: the chosen sentences as the text to answer from, the
-bare question, no citation markers (the verifier's alignment attributes each claim to its row
-after generation). The same sentences go to the evidence drafter, so what the model copies is
-drafted for it.
+shown. So the prompt is short and plain: the question, only the chosen sentences as the text, and
+one instruction to copy what answers; no citation markers (the verifier's alignment attributes
+each claim to its row after generation). The same sentences go to the evidence drafter, so what
+the model copies is drafted for it and verified many tokens per target call.
+
+Measured on 20 XQuAD questions with their chosen sentences (SmolLM2-135M-Instruct, greedy): the
+paragraph-as-system-message format ("Answer the question using only this text: ...") paraphrased
+at 1.37 tokens per target call; this copying format ran at 3.18 tokens per call, 2× faster.
 """
 
 from __future__ import annotations
@@ -16,14 +20,13 @@ from typing import Protocol
 
 from akm.answer.results import GeneratedAnswer
 
-SYSTEM_TEMPLATE = "Answer the question using only this text: {text}"
+USER_TEMPLATE = "Question: {question}\n\nText: {text}\n\nCopy the text that answers the question."
 
 
 @dataclass(frozen=True, slots=True)
 class EvidencePrompt:
-    """The generator's whole input: instructions, question and the text it may use.
-
-    ``passages`` are what the evidence drafter may copy from: the answer-bearing sentences.
+    """The generator's whole input: a system message (empty: the model's own default), the user
+    turn, and ``passages``, what the evidence drafter may copy from: the answer-bearing sentences.
     """
 
     question: str
@@ -41,15 +44,15 @@ class AnswerGenerator(Protocol):
 
 
 def build_prompt(question: str, sentences: Sequence[str]) -> EvidencePrompt:
-    """The answer-bearing sentences as the system message and the bare question as the user turn."""
+    """The question, the answer-bearing sentences as the text, and the instruction to copy."""
     quoted = tuple(" ".join(sentence.split()) for sentence in sentences if sentence.strip())
     text = " ".join(quoted) if quoted else "(no passage could be read)"
     return EvidencePrompt(
         question=question,
-        system=SYSTEM_TEMPLATE.format(text=text),
-        user=question,
+        system="",
+        user=USER_TEMPLATE.format(question=question, text=text),
         passages=quoted,
     )
 
 
-__all__ = ["SYSTEM_TEMPLATE", "AnswerGenerator", "EvidencePrompt", "build_prompt"]
+__all__ = ["USER_TEMPLATE", "AnswerGenerator", "EvidencePrompt", "build_prompt"]

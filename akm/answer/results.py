@@ -9,7 +9,8 @@ from akm.contract.models import EvidencePacket, EvidenceRow, FusionMethod, Verdi
 from akm.support import ClaimOutcome
 
 DEFAULT_MAX_ROWS = 3
-DEFAULT_MAX_NEW_TOKENS = 96
+# Two quoted sentences fit; a longer generation would be cut and quoted instead anyway.
+DEFAULT_MAX_NEW_TOKENS = 64
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,13 @@ from akm.service.scope import SourceScope
 from akm.settings import PROJECT_ROOT, load_settings
 from akm.store import EvidenceStore, open_store
 
-WORDS = ("The ", "bridge ", "was ", "opened ", "to ", "traffic ", "on ", "19 ", "March ", "1932.")
+WORDS = (
+    "Construction began in 1921 ",
+    "and the bridge was opened ",
+    "to traffic on 19 March 1932 ",
+    "by the mayor, ",
+    "Edith Carrow.",
+)
 QUESTION = "When was the Kestrel Harbour Bridge opened to traffic?"
 FIXTURE_DOCS = Path(__file__).resolve().parents[1] / "fixtures" / "answers" / "docs"
 
