@@ -223,5 +223,7 @@ def test_headings_titles_and_markers_are_not_claims(answer: str) -> None:
 
 
 def test_a_statement_beside_a_title_is_still_a_claim() -> None:
-    claims = extract_claims("EvidencePacket contract\n\nThe packet holds every row it was built from [E1].", ())
+    claims = extract_claims(
+        "EvidencePacket contract\n\nThe packet holds every row it was built from [E1].", ()
+    )
     assert [claim.text for claim in claims] == ["The packet holds every row it was built from."]
