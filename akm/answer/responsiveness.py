@@ -7,7 +7,7 @@ supported claim that is also responsive:
 * it shares the question's focus: most of the question's weighted content terms stand in the
   claim or in the passage (and heading path) that supports it, and the claim itself holds some
   of them or is close to the question under the embedding model;
-* its score (the sentence score of ``akm.answer.selection``: terms, terms with context, similarity
+* it holds the kind of answer a typed question asks for, and its score (the sentence score of ``akm.answer.selection``: terms, terms with context, similarity
   and whether it fills the question's answer type — a date for "when", a number for "how many", a
   name for "who", a place for "where", a cause for "why") reaches ``SCORE_MIN``;
 * it adds something: a claim that only restates the question, or talks about "the text", does not.
@@ -28,6 +28,7 @@ from akm.answer.selection import (
     CONTEXT_WEIGHT,
     LEXICAL_WEIGHT,
     SEMANTIC_WEIGHT,
+    TYPE_MISS_PENALTY,
     TYPE_WEIGHT,
     QuestionFocus,
     content_terms,
@@ -75,13 +76,16 @@ class _ClaimCheck:
     similarity: float | None
     type_found: bool
     adds: bool
+    typed: bool = False
 
     @property
     def passes(self) -> bool:
         close = self.terms >= CLAIM_TERMS_MIN or (
             self.similarity is not None and self.similarity >= CLAIM_SIMILARITY_MIN
         )
-        return self.adds and self.focus >= FOCUS_MIN and close and self.strength >= SCORE_MIN
+        # A "how many" answered without a number, a "when" without a date, is not an answer.
+        typed_ok = self.type_found or not self.typed
+        return self.adds and typed_ok and self.focus >= FOCUS_MIN and close and self.strength >= SCORE_MIN
 
     @property
     def strength(self) -> float:
@@ -91,6 +95,7 @@ class _ClaimCheck:
             + CONTEXT_WEIGHT * self.focus
             + SEMANTIC_WEIGHT * max(similarity, 0.0)
             + TYPE_WEIGHT * (1.0 if self.type_found else 0.0)
+            - (TYPE_MISS_PENALTY if self.typed and not self.type_found else 0.0)
         )
 
     def describe(self) -> str:
@@ -132,6 +137,7 @@ def check_responsiveness(
                 similarity=similarity,
                 type_found=fills_answer_type(claim.text, focus.answer_type, focus.question),
                 adds=not is_non_answer(claim.text, focus.question),
+                typed=focus.answer_type != "any",
             )
         )
     passing = [check for check in checks if check.passes]

@@ -76,6 +76,7 @@ def test_the_heading_path_counts_toward_the_focus() -> None:
         pytest.param("When was the bridge opened?", "date", id="when"),
         pytest.param("In what year did the railway close?", "date", id="what-year"),
         pytest.param("How many eggs does the queen lay?", "number", id="how-many"),
+        pytest.param("What is the population of Marlow Bay?", "number", id="what-is-the-population"),
         pytest.param("Who opened the bridge?", "person", id="who"),
         pytest.param("Where does the SQLite store live?", "place", id="where"),
         pytest.param("Which city hosts the festival?", "place", id="which-city"),
@@ -96,6 +97,14 @@ def test_a_supported_claim_about_something_else_is_not_responsive() -> None:
     verdict = check_responsiveness(focus, [_claim("The main arch spans 503 metres.")], None)
     assert not verdict.responsive
     assert verdict.reason.startswith(NO_ANSWER_REASON)
+
+
+def test_a_sentence_naming_the_place_is_not_its_population() -> None:
+    focus = question_focus("What is the population of Marlow Bay?")
+    intro = "The Kestrel Harbour Bridge is a steel arch bridge across the harbour of Marlow Bay."
+    verdict = check_responsiveness(focus, [_claim(intro)], None)
+    assert not verdict.responsive, verdict.reason
+    assert "answer type not found" in verdict.reason
 
 
 def test_a_claim_that_answers_the_question_is_responsive() -> None:
