@@ -3,6 +3,7 @@ schema, the project schema and the row rules, and keep their history."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import jsonschema
@@ -36,6 +37,10 @@ from .conftest import upstream_schema
 
 UPSTREAM = jsonschema.Draft202012Validator(upstream_schema())
 TEXT = st.text(min_size=1, max_size=40)
+# A locator a reader records as read: project-relative, as rule S9-absolute-path demands.
+RELATIVE_LOCATOR = TEXT.filter(lambda value: not re.match(r"^(?:/|[A-Za-z]:[\\/]|\\\\)", value)).filter(
+    lambda value: ".." not in re.split(r"[\\/]", value)
+)
 SAFE_SEGMENT = st.from_regex(r"[A-Za-z0-9_-]{1,12}", fullmatch=True)
 RELATIVE_PATH = st.lists(SAFE_SEGMENT, min_size=1, max_size=4).map("/".join)
 HEX64 = st.from_regex(r"[0-9a-f]{64}", fullmatch=True)
@@ -66,7 +71,8 @@ def candidate_rows(draw: st.DrawFn) -> EvidenceRow:
         manifest_version="1.0.0",
         collection=draw(TEXT),
         locator=Locator(
-            type=draw(st.sampled_from(["path", "heading", "line-range", "symbol", "other"])), value=draw(TEXT)
+            type=draw(st.sampled_from(["path", "heading", "line-range", "symbol", "other"])),
+            value=draw(RELATIVE_LOCATOR),
         ),
         authority=Authority(
             level=draw(st.sampled_from(["canonical", "official", "reviewed", "unknown"])),
