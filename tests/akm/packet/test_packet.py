@@ -13,7 +13,12 @@ from akm.packet import InvalidPacketError, ensure_valid, packet_findings
 from akm.support import SupportResult
 from akm.verify import SupportJudgement
 
-CAP = "The manifest also sets the per-source cap (2 rows per source)."
+# The whole sentence of docs/configuration.md that answers the question, as a copying model writes it
+# (a shortened copy would be replaced by the quote, see docs/answers.md).
+CAP = (
+    "The manifest also sets the fusion method (`deterministic-priority` by default, `rrf` with k = 60 as a "
+    "comparison), the per-source cap (2 rows per source) and the maximum number of fused rows (20)."
+)
 
 
 def _ask(corpus: Any, text: str, **kwargs: Any) -> Any:
