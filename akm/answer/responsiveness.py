@@ -22,20 +22,15 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from akm.answer.selection import (
-    CONTEXT_WEIGHT,
-    LEXICAL_WEIGHT,
-    SEMANTIC_WEIGHT,
-    TYPE_MISS_PENALTY,
-    TYPE_WEIGHT,
     QuestionFocus,
+    combined_score,
     content_terms,
     fills_answer_type,
+    question_similarities,
 )
 from akm.answer.tidy import is_non_answer
-from akm.embedding import Embedder, EmbeddingModelError
+from akm.embedding import Embedder
 
 # The weighted share of the question's terms that the claim and its supporting passage must hold.
 FOCUS_MIN = 0.6
@@ -89,14 +84,7 @@ class _ClaimCheck:
 
     @property
     def strength(self) -> float:
-        similarity = self.similarity if self.similarity is not None else self.terms
-        return (
-            LEXICAL_WEIGHT * self.terms
-            + CONTEXT_WEIGHT * self.focus
-            + SEMANTIC_WEIGHT * max(similarity, 0.0)
-            + TYPE_WEIGHT * (1.0 if self.type_found else 0.0)
-            - (TYPE_MISS_PENALTY if self.typed and not self.type_found else 0.0)
-        )
+        return combined_score(self.terms, self.focus, self.similarity, self.type_found, typed=self.typed)
 
     def describe(self) -> str:
         similarity = "n/a" if self.similarity is None else f"{self.similarity:.2f}"
@@ -109,23 +97,13 @@ class _ClaimCheck:
         )
 
 
-def _similarities(embedder: Embedder | None, question: str, texts: Sequence[str]) -> list[float | None]:
-    if embedder is None or not texts:
-        return [None] * len(texts)
-    try:
-        vectors = embedder.embed([question, *texts])
-    except EmbeddingModelError:
-        return [None] * len(texts)
-    return [float(value) for value in np.asarray(vectors[1:]) @ np.asarray(vectors[0])]
-
-
 def check_responsiveness(
     focus: QuestionFocus, supported: Sequence[ClaimInContext], embedder: Embedder | None
 ) -> Responsiveness:
     """The most responsive supported claim, or the reason none answers the question."""
     if not supported:
         return Responsiveness(False, None, f"{NO_ANSWER_REASON}: no claim of the answer is supported")
-    similarities = _similarities(embedder, focus.question, [claim.text for claim in supported])
+    similarities = question_similarities(embedder, focus.question, [claim.text for claim in supported])
     checks = []
     for claim, similarity in zip(supported, similarities, strict=True):
         claim_terms = set(content_terms(claim.text)) | set(content_terms(claim.heading))

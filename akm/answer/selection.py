@@ -374,14 +374,7 @@ class ScoredSentence:
 
     @property
     def score(self) -> float:
-        semantic = self.semantic if self.semantic is not None else self.lexical
-        return (
-            LEXICAL_WEIGHT * self.lexical
-            + CONTEXT_WEIGHT * self.context
-            + SEMANTIC_WEIGHT * max(semantic, 0.0)
-            + TYPE_WEIGHT * (1.0 if self.type_match else 0.0)
-            - (TYPE_MISS_PENALTY if self.typed and not self.type_match else 0.0)
-        )
+        return combined_score(self.lexical, self.context, self.semantic, self.type_match, typed=self.typed)
 
     def describe(self) -> str:
         semantic = "n/a" if self.semantic is None else f"{self.semantic:.2f}"
@@ -425,7 +418,25 @@ def _body_words(passage: str) -> int:
     return len(re.findall(r"\w+", re.sub(r"(?m)^[ \t]*#{1,6}[ \t].*$", "", passage)))
 
 
-def _similarities(embedder: Embedder | None, question: str, texts: Sequence[str]) -> list[float | None]:
+def combined_score(
+    terms: float, context: float, similarity: float | None, type_found: bool, *, typed: bool
+) -> float:
+    """The sentence score in [0, 1] (see the module docstring); without an embedder the term
+    share stands in for the similarity."""
+    semantic = similarity if similarity is not None else terms
+    return (
+        LEXICAL_WEIGHT * terms
+        + CONTEXT_WEIGHT * context
+        + SEMANTIC_WEIGHT * max(semantic, 0.0)
+        + TYPE_WEIGHT * (1.0 if type_found else 0.0)
+        - (TYPE_MISS_PENALTY if typed and not type_found else 0.0)
+    )
+
+
+def question_similarities(
+    embedder: Embedder | None, question: str, texts: Sequence[str]
+) -> list[float | None]:
+    """Cosine of the question and each text under the embedding model; None without one."""
     if embedder is None or not texts:
         return [None] * len(texts)
     try:
@@ -478,7 +489,9 @@ def score_sentences(
             if len(re.findall(r"\w+", text)) < MIN_SENTENCE_WORDS:
                 continue
             spans.append((item, span.start, span.end, set(content_terms(text)), heading_terms, context_terms))
-    similarities = _similarities(embedder, focus.question, [item.passage[s:e] for item, s, e, *_ in spans])
+    similarities = question_similarities(
+        embedder, focus.question, [item.passage[s:e] for item, s, e, *_ in spans]
+    )
     scored: list[ScoredSentence] = []
     for (item, start, end, terms, heading_terms, context_terms), similarity in zip(
         spans, similarities, strict=True
@@ -597,9 +610,11 @@ __all__ = [
     "ScoredSentence",
     "Selection",
     "answer_type_of",
+    "combined_score",
     "content_terms",
     "fills_answer_type",
     "question_focus",
+    "question_similarities",
     "score_sentences",
     "select_evidence",
     "stem",
