@@ -57,7 +57,7 @@ from akm.embedding import Embedder
 from akm.fusion import FusionResult, FusionSettings, expand_winners, fuse, store_neighbours
 from akm.manifest import Manifest
 from akm.packet import assemble_packet, important_claim_classes, record_history
-from akm.retrieval.orchestrate import retrieve
+from akm.retrieval.orchestrate import retrieve, write_lane_runs
 from akm.source_readers import RootReaders
 from akm.store import EvidenceStore, Rejection
 from akm.support import (
@@ -537,19 +537,7 @@ def save_answer(
                     detail=judgement.to_json(),
                 )
         record_history(tx, packet.evidence_rows, packet.packet_id)
-        for run in packet.lanes_run:
-            tx.record_lane_run(
-                result_set_id=lane_result_set,
-                lane=run.lane,
-                query=run.query,
-                status=run.status,
-                parameters=run.parameters,
-                candidate_count=run.result_count,
-                latency_ms=run.latency_ms,
-                skip_reason=run.skip_reason,
-                error=run.error,
-                packet_id=packet.packet_id,
-            )
+        write_lane_runs(tx, packet.lanes_run, lane_result_set, packet.packet_id)
         tx.record_rejections(rejections)
         tx.save_decode_stats(packet.packet_id, {**decode_record, "recordedAt": utc_now_iso()})
 

@@ -37,7 +37,7 @@ from akm.retrieval.lanes import (
     skipped_run,
 )
 from akm.retrieval.query import QueryClass, QueryClassification, classify_query
-from akm.store import EvidenceStore
+from akm.store import EvidenceStore, StoreTransaction
 
 DEFAULT_LANE_LIMIT = 20
 SEEDS_PER_LANE = 5
@@ -203,15 +203,26 @@ def retrieve(
 def record_lane_runs(store: EvidenceStore, lane_runs: Iterable[LaneRun], result_set_id: str) -> None:
     """Write lane runs to the store's lane-run log in one transaction."""
     with store.transaction() as transaction:
-        for run in lane_runs:
-            transaction.record_lane_run(
-                result_set_id=result_set_id,
-                lane=run.lane,
-                query=run.query,
-                status=run.status,
-                parameters=run.parameters,
-                candidate_count=run.result_count,
-                latency_ms=run.latency_ms,
-                skip_reason=run.skip_reason,
-                error=run.error,
-            )
+        write_lane_runs(transaction, lane_runs, result_set_id)
+
+
+def write_lane_runs(
+    transaction: StoreTransaction,
+    lane_runs: Iterable[LaneRun],
+    result_set_id: str,
+    packet_id: str | None = None,
+) -> None:
+    """Write lane runs inside an open transaction, linked to ``packet_id`` when one was built."""
+    for run in lane_runs:
+        transaction.record_lane_run(
+            result_set_id=result_set_id,
+            lane=run.lane,
+            query=run.query,
+            status=run.status,
+            parameters=run.parameters,
+            candidate_count=run.result_count,
+            latency_ms=run.latency_ms,
+            skip_reason=run.skip_reason,
+            error=run.error,
+            packet_id=packet_id,
+        )
