@@ -19,7 +19,7 @@ import gzip
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -60,6 +60,8 @@ class IngestProgress:
     total: int | None = None
     embedded: int = 0
     unit: str = "files"
+    # Sources denied so far (count only): the walk decides them before reading.
+    denied: int = 0
 
 
 ProgressCallback = Callable[[IngestProgress], None]
@@ -243,6 +245,7 @@ class _BatchWriter:
         started: float,
         total: int | None = None,
         unit: str = "files",
+        denials: Mapping[str, int] | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -251,6 +254,7 @@ class _BatchWriter:
         self.started = started
         self.total = total
         self.unit = unit
+        self.denials = denials
         self.pending: list[PreparedSource] = []
         self.files_done = 0
 
@@ -271,6 +275,7 @@ class _BatchWriter:
                     total=self.total,
                     embedded=self.report.embeddings_computed,
                     unit=self.unit,
+                    denied=sum(self.denials.values()) if self.denials is not None else 0,
                 )
             )
 
@@ -500,7 +505,9 @@ def ingest(
     listed = [make_source_id(candidate.root_alias, candidate.relative_path) for candidate in candidates]
     states = {alias: store.source_states(alias) for alias in manifest.file_root_aliases()}
     plan = _manifest_cap_plan(manifest, walker.scopes, listed, states)
-    writer = _BatchWriter(store, embedder, report, progress, started, total=len(candidates))
+    writer = _BatchWriter(
+        store, embedder, report, progress, started, total=len(candidates), denials=walker.denied
+    )
     seen: dict[str, set[str]] = {}
     git_roots: dict[str, bool] = {}
     for candidate, source_id in zip(candidates, listed, strict=True):
