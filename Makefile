@@ -27,8 +27,8 @@ demo: install
 	$(BIN)/akm validate examples/
 
 lint:
-	$(BIN)/ruff check akm decoding tests migrations
-	$(BIN)/ruff format --check akm decoding tests migrations
+	$(BIN)/ruff check akm decoding tests
+	$(BIN)/ruff format --check akm decoding tests
 	$(BIN)/hadolint Dockerfile
 	$(BIN)/akm openapi --check
 

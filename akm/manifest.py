@@ -1,8 +1,8 @@
 """The project retrieval manifest: scope, security deny rules, lanes, ranking and fusion policy.
 
 The file follows the shape of the upstream AKM ``project-retrieval-manifest.yaml`` template.
-``load_manifest`` validates it (against ``schemas/project-retrieval-manifest.schema.json``
-when that schema exists, then with the models below) and records the file's sha256, which
+``load_manifest`` validates it (against ``project-retrieval-manifest.schema.json``, shipped in
+``akm/contract/schemas/``, then with the models below) and records the file's sha256, which
 every packet must carry. Path predicates here are pure string checks: they decide whether a
 path may be opened at all, so they never touch the file system.
 """
@@ -16,15 +16,15 @@ import re
 from collections.abc import Mapping
 from enum import StrEnum
 from functools import lru_cache
+from importlib.resources import files
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-MANIFEST_SCHEMA_FILE = (
-    Path(__file__).resolve().parent.parent / "schemas" / "project-retrieval-manifest.schema.json"
-)
+# The manifest's JSON Schema ships with the contract schemas, inside the package.
+MANIFEST_SCHEMA_RESOURCE = files("akm.contract").joinpath("schemas", "project-retrieval-manifest.schema.json")
 
 Classification = Literal["public", "non-sensitive", "private", "restricted", "unknown"]
 LaneName = Literal["exact", "qmd-lexical", "qmd-semantic", "graphify-relationship", "direct-read", "other"]
@@ -384,11 +384,9 @@ def _field_of(error: Any) -> str:
 
 
 def _check_json_schema(document: dict[str, Any], path: Path) -> None:
-    if not MANIFEST_SCHEMA_FILE.is_file():
-        return
     import jsonschema
 
-    schema = json.loads(MANIFEST_SCHEMA_FILE.read_text(encoding="utf-8"))
+    schema = json.loads(MANIFEST_SCHEMA_RESOURCE.read_text(encoding="utf-8"))
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(document), key=lambda error: list(error.absolute_path))
     if errors:

@@ -59,13 +59,6 @@ from akm.manifest import Manifest
 from akm.store import StoreTransaction
 
 PACKET_VERIFIER = "akm.packet"
-REFERENCE_SCHEMA_PATH = (
-    Path(__file__).resolve().parent.parent.parent
-    / "shared"
-    / "reference"
-    / "akm"
-    / "evidence-row.schema.json"
-)
 _CLAIM_CLASSES: frozenset[str] = frozenset(get_args(ClaimClass))
 _NOT_SUPPORTED = ("unsupported", "candidate-only", "direct-read-pending", "conflicted", "rejected")
 
@@ -316,14 +309,12 @@ def _reference_validator(path: Path) -> jsonschema.Draft202012Validator:
 
 
 def packet_findings(document: Mapping[str, Any]) -> list[str]:
-    """Every reason a packet document is invalid: upstream schema (the vendored copy and, where
-    present, the shared reference file), project schema, then the project rule checker."""
+    """Every reason a packet document is invalid: the upstream schema (vendored in
+    ``akm/contract/schemas/upstream/``), the project schema, then the project rule checker."""
     findings: list[str] = []
-    for path in dict.fromkeys((UPSTREAM_SCHEMA_PATH, REFERENCE_SCHEMA_PATH)):
-        if path.is_file():
-            for error in _reference_validator(path).iter_errors(document):
-                where = "/" + "/".join(str(part) for part in error.absolute_path)
-                findings.append(f"upstream schema {where}: {error.message[:300]}")
+    for error in _reference_validator(UPSTREAM_SCHEMA_PATH).iter_errors(document):
+        where = "/" + "/".join(str(part) for part in error.absolute_path)
+        findings.append(f"upstream schema {where}: {error.message[:300]}")
     findings.extend(f"{v.rule_id} {v.pointer}: {v.message}" for v in project_schema().validate(document))
     findings.extend(f"{v.rule_id} {v.pointer}: {v.message}" for v in check_packet(document))
     return findings
@@ -357,7 +348,6 @@ def record_history(tx: StoreTransaction, rows: Sequence[EvidenceRow], packet_id:
 
 __all__ = [
     "PACKET_VERIFIER",
-    "REFERENCE_SCHEMA_PATH",
     "InvalidPacketError",
     "VerdictDecision",
     "assemble_packet",

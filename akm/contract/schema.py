@@ -1,7 +1,9 @@
 """Loading the contract's JSON Schemas and validating documents against them.
 
-The project schema (``schemas/evidence-contract.schema.json``) is the upstream schema plus
-stricter constraints; the upstream schema is vendored unchanged in ``schemas/upstream/``.
+The project schema (``akm/contract/schemas/evidence-contract.schema.json``) is the upstream
+schema plus stricter constraints; the upstream schema is vendored unchanged in
+``akm/contract/schemas/upstream/``. Both ship inside the package and are found through
+:mod:`importlib.resources`.
 Documents are dispatched on ``rowType``/``packetType`` so that an invalid row is reported
 at its failing field rather than as one "matches neither alternative" error at the root.
 """
@@ -13,6 +15,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
+from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,7 +26,15 @@ from akm.contract.errors import ContractError
 from akm.contract.models import TIMESTAMP_PATTERN
 from akm.contract.violations import Violation, json_pointer
 
-SCHEMA_DIR = Path(__file__).resolve().parent.parent.parent / "schemas"
+
+def _schema_dir() -> Path:
+    folder = files("akm.contract").joinpath("schemas")
+    if not isinstance(folder, Path):
+        raise RuntimeError(f"the contract schemas are not installed as files with akm.contract: {folder}")
+    return folder
+
+
+SCHEMA_DIR = _schema_dir()
 PROJECT_SCHEMA_PATH = SCHEMA_DIR / "evidence-contract.schema.json"
 UPSTREAM_SCHEMA_PATH = SCHEMA_DIR / "upstream" / "evidence-row.schema.json"
 MANIFEST_SCHEMA_PATH = SCHEMA_DIR / "project-retrieval-manifest.schema.json"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib.resources import files
 from pathlib import Path
 
 from alembic import command
@@ -12,20 +13,29 @@ from sqlalchemy import Engine
 
 from akm.store.dialects import acquire_write_lock
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
-MIGRATIONS_DIR = PROJECT_ROOT / "migrations"
+
+def migrations_dir() -> Path:
+    """The Alembic environment and revisions shipped inside this package (``akm/store/migrations``).
+
+    Alembic runs ``env.py`` and the revision files from a folder, so the package must be
+    installed as files (a wheel or a source tree), not imported from a zip archive.
+    """
+    folder = files("akm.store").joinpath("migrations")
+    if not isinstance(folder, Path) or not folder.joinpath("env.py").is_file():
+        raise RuntimeError(f"the Alembic migrations are not installed as files with akm.store: {folder}")
+    return folder
 
 
 def alembic_config() -> Config:
     config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("script_location", str(migrations_dir()))
     return config
 
 
 def head_revision() -> str:
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     if head is None:
-        raise RuntimeError(f"no Alembic revisions found in {MIGRATIONS_DIR}")
+        raise RuntimeError(f"no Alembic revisions found in {migrations_dir()}")
     return head
 
 
