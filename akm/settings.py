@@ -42,6 +42,11 @@ class Settings(BaseSettings):
     prepack_weights: bool = True
     torch_threads: int = Field(default=0, ge=0)
     max_new_tokens: int = Field(default=160, ge=0, le=4096)
+    # REST uploads (POST /v1/sources): a folder inside one of the manifest's file roots, relative
+    # to the manifest's project root (or absolute); empty: uploads are refused.
+    upload_root: str = ""
+    upload_max_file_bytes: int = Field(default=16_777_216, ge=1)
+    upload_max_files: int = Field(default=20, ge=1)
 
     @field_validator("data_dir", mode="after")
     @classmethod
