@@ -59,8 +59,12 @@ class Runtime:
     _generator: SpeculativeAnswerGenerator | None = field(default=None, repr=False)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Runtime:
-        return cls(settings=settings)
+    def from_settings(
+        cls, settings: Settings, *, store: EvidenceStore | None = None, verifier: ClaimVerifier | None = None
+    ) -> Runtime:
+        """Handles built from ``settings``; ``store`` and ``verifier``, when given, are used as they are
+        (an API worker shares its store and verifier between answering and re-verification)."""
+        return cls(settings=settings, _store=store, _verifier=verifier)
 
     @property
     def store(self) -> EvidenceStore:

@@ -9,8 +9,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from akm.answer.orchestrate import ANSWER_ACTOR, NO_ANSWER_TEXT, answer, merged_duplicates, save_answer
-from akm.answer.prompt import AnswerGenerator, EvidencePrompt, build_prompt
+from akm.answer.orchestrate import (
+    ANSWER_ACTOR,
+    NO_ANSWER_TEXT,
+    answer,
+    answer_stream,
+    merged_duplicates,
+    save_answer,
+)
+from akm.answer.prompt import AnswerGenerator, EvidencePrompt, build_prompt, run_to_end
 from akm.answer.results import (
     DEFAULT_MAX_NEW_TOKENS,
     DEFAULT_MAX_ROWS,
@@ -49,8 +56,10 @@ __all__ = [
     "GeneratedAnswer",
     "SpeculativeAnswerGenerator",
     "answer",
+    "answer_stream",
     "build_prompt",
     "merged_duplicates",
+    "run_to_end",
     "save_answer",
     "source_path",
     "tidy_answer",

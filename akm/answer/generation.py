@@ -9,7 +9,7 @@ whether a claim is true.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Generator
 from pathlib import Path
 
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -47,16 +47,15 @@ class SpeculativeAnswerGenerator:
             config=DecodeConfig(max_draft=max_draft, cost_cache_dir=cost_cache_dir, repetition_stop=True),
         )
 
-    def generate(
+    def stream(
         self,
         prompt: EvidencePrompt,
         *,
         max_new_tokens: int,
         temperature: float,
         seed: int | None,
-        on_text: Callable[[str], None] | None = None,
-    ) -> GeneratedAnswer:
-        """Decode an answer; ``on_text`` receives each committed text increment as it appears."""
+    ) -> Generator[str, None, GeneratedAnswer]:
+        """Decode an answer, yielding each committed text increment; returns the whole answer."""
         # An empty system message leaves the model's own default in place.
         messages = [{"role": "system", "content": prompt.system}] if prompt.system else []
         messages.append({"role": "user", "content": prompt.user})
@@ -79,9 +78,7 @@ class SpeculativeAnswerGenerator:
             seed=0 if seed is None else seed,
             drafter=CompositeDrafter(drafters),
         )
-        for delta in stream:
-            if on_text is not None:
-                on_text(delta)
+        yield from stream
         result = stream.result
         stats = result.stats
         decode = stats.to_dict()

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from akm.answer.prompt import AnswerGenerator, build_prompt
+from akm.answer.prompt import AnswerGenerator, build_prompt, run_to_end
 from akm.answer.responsiveness import (
     NO_ANSWER_REASON,
     ClaimInContext,
@@ -125,6 +125,37 @@ def answer(
     Raises ``QueryError`` / ``UnknownLaneError`` for bad input before anything is searched,
     and ``InvalidPacketError`` (nothing stored) if the packet would violate the contract.
     """
+    return run_to_end(
+        answer_stream(
+            question,
+            options,
+            store=store,
+            manifest=manifest,
+            embedder=embedder,
+            generator=generator,
+            verifier=verifier,
+            task_id=task_id,
+        )
+    )
+
+
+def answer_stream(
+    question: str,
+    options: AnswerOptions | None = None,
+    *,
+    store: EvidenceStore,
+    manifest: Manifest,
+    embedder: Embedder | None,
+    generator: AnswerGenerator,
+    verifier: ClaimVerifier | None = None,
+    task_id: str | None = None,
+) -> Generator[str, None, AnswerResult]:
+    """:func:`answer` as a generator: yields the draft's text increments as the generator
+    commits them (nothing in them has been checked), then returns the :class:`AnswerResult`.
+
+    Storage happens after the last increment; closing the generator earlier (or an exception
+    raised by the generator) stores nothing.
+    """
     options = options or AnswerOptions()
     verifier = verifier or LexicalClaimVerifier()
     clock = _Clock()
@@ -176,7 +207,7 @@ def answer(
     if _worth_generating(selection):
         prompt = build_prompt(retrieval.query, [sentence.text for sentence in selection.sentences])
         with clock.stage("decoding"):
-            generated = generator.generate(
+            generated = yield from generator.stream(
                 prompt,
                 max_new_tokens=options.max_new_tokens,
                 temperature=options.temperature,

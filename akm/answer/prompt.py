@@ -14,11 +14,13 @@ at 1.37 tokens per target call; this copying format ran at 3.18 tokens per call,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar, cast
 
 from akm.answer.results import GeneratedAnswer
+
+T = TypeVar("T")
 
 USER_TEMPLATE = "Question: {question}\n\nText: {text}\n\nCopy the text that answers the question."
 
@@ -36,11 +38,25 @@ class EvidencePrompt:
 
 
 class AnswerGenerator(Protocol):
-    """Turns an evidence prompt into answer text plus decode statistics."""
+    """Turns an evidence prompt into answer text plus decode statistics.
 
-    def generate(
+    ``stream`` is a generator: it yields each committed text increment as it is decoded and
+    returns the whole :class:`GeneratedAnswer` (``answer = yield from generator.stream(...)``).
+    Closing it stops decoding.
+    """
+
+    def stream(
         self, prompt: EvidencePrompt, *, max_new_tokens: int, temperature: float, seed: int | None
-    ) -> GeneratedAnswer: ...
+    ) -> Generator[str, None, GeneratedAnswer]: ...
+
+
+def run_to_end(stream: Generator[str, None, T]) -> T:
+    """What a text stream returns once every increment has been produced (the increments are dropped)."""
+    while True:
+        try:
+            next(stream)
+        except StopIteration as finished:
+            return cast(T, finished.value)
 
 
 def build_prompt(question: str, sentences: Sequence[str]) -> EvidencePrompt:
@@ -55,4 +71,4 @@ def build_prompt(question: str, sentences: Sequence[str]) -> EvidencePrompt:
     )
 
 
-__all__ = ["USER_TEMPLATE", "AnswerGenerator", "EvidencePrompt", "build_prompt"]
+__all__ = ["USER_TEMPLATE", "AnswerGenerator", "EvidencePrompt", "build_prompt", "run_to_end"]

@@ -1,40 +1,43 @@
 """The production answer and re-verify services: ``akm.answer`` and ``akm.reverify`` behind
 the API's service interface.
 
-Streaming: the pipeline's generator is wrapped so each committed text increment becomes a
-``draft`` event and the cancel signal is checked as text arrives; a cancelled generation raises
-before the pipeline's single storage transaction, so nothing of it is stored.
+Streaming is one generator chain from the decoder up: the target model's decode stream yields
+committed text increments, ``akm.answer.answer_stream`` passes them on, and
+:meth:`PipelineAnswerService.stream` turns each into a ``draft`` event, checking the cancel signal
+as text arrives. A cancelled generation raises before the pipeline's single storage transaction,
+so nothing of it is stored.
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import queue
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any, cast
+from collections.abc import Callable, Generator, Iterator, Mapping
+from typing import Any
 
+from akm.answer import AnswerOptions, AnswerResult, answer_stream, run_to_end
+from akm.answer.prompt import AnswerGenerator, EvidencePrompt
+from akm.answer.results import GeneratedAnswer
 from akm.manifest import Manifest
+from akm.retrieval.orchestrate import UnknownLaneError
+from akm.retrieval.query import QueryError
+from akm.reverify import DeferredVerifier, reverify
+from akm.runtime import ModelUnavailableError as RuntimeModelError
+from akm.runtime import Runtime
 from akm.service.answers import AnswerEvent, AnswerRequest, CancelSignal, ModelReadiness
 from akm.service.audit import AuditService
 from akm.service.errors import (
     GenerationCancelledError,
     InvalidRequestError,
     ModelUnavailableError,
-    ServiceUnavailableError,
 )
 from akm.service.scope import SourceScope
 from akm.settings import Settings
 from akm.store import EvidenceStore
+from akm.verify import ClaimVerifier
 
-TextSink = Callable[[str], None]
 
-
-def answer_options(options: Mapping[str, Any]) -> Any:
+def answer_options(options: Mapping[str, Any]) -> AnswerOptions:
     """The pipeline's ``AnswerOptions`` from the API's option names."""
-    from akm.answer import AnswerOptions
-
     fields: dict[str, Any] = {}
     if options.get("lanes") is not None:
         fields["lanes"] = tuple(options["lanes"])
@@ -50,46 +53,46 @@ def answer_options(options: Mapping[str, Any]) -> Any:
 
 
 class ObservedGenerator:
-    """An ``AnswerGenerator`` that reports text as it is committed and honours cancellation."""
+    """An ``AnswerGenerator`` that honours cancellation as text arrives and decodes one answer at a time."""
 
     def __init__(
-        self, inner: Any, on_text: TextSink, cancel: CancelSignal, lock: threading.Lock | None = None
+        self, inner: AnswerGenerator, cancel: CancelSignal, lock: threading.Lock | None = None
     ) -> None:
         self.inner = inner
-        self.on_text = on_text
         self.cancel = cancel
         # One decoder (model, KV cache, drafter) per worker: decoding is serialised even when
         # several answers overlap in retrieval, verification and storage.
         self.lock = lock or threading.Lock()
 
-    def _text(self, delta: str) -> None:
+    def _check(self, when: str) -> None:
         if self.cancel.is_set():
-            raise GenerationCancelledError("the client went away during generation")
-        self.on_text(delta)
+            raise GenerationCancelledError(f"the client went away {when} generation")
 
-    def generate(self, prompt: Any, *, max_new_tokens: int, temperature: float, seed: int | None) -> Any:
+    def stream(
+        self, prompt: EvidencePrompt, *, max_new_tokens: int, temperature: float, seed: int | None
+    ) -> Generator[str, None, GeneratedAnswer]:
+        self._check("before")
         with self.lock:
-            return self._generate(prompt, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
-
-    def _generate(self, prompt: Any, *, max_new_tokens: int, temperature: float, seed: int | None) -> Any:
-        if self.cancel.is_set():
-            raise GenerationCancelledError("the client went away before generation")
-        if "on_text" in inspect.signature(self.inner.generate).parameters:
-            generated = self.inner.generate(
-                prompt, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, on_text=self._text
-            )
-        else:
-            generated = self.inner.generate(
+            stream = self.inner.stream(
                 prompt, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed
             )
-            self._text(generated.text)
-        if self.cancel.is_set():
-            raise GenerationCancelledError("the client went away during generation")
+            try:
+                while True:
+                    try:
+                        delta = next(stream)
+                    except StopIteration as finished:
+                        generated: GeneratedAnswer = finished.value
+                        break
+                    self._check("during")
+                    yield delta
+            finally:
+                stream.close()
+        self._check("during")
         return generated
 
 
 class PipelineAnswerService:
-    """``akm.answer.answer`` over one lazily built ``akm.runtime.Runtime`` per worker process."""
+    """``akm.answer.answer_stream`` over one lazily built :class:`akm.runtime.Runtime` per worker process."""
 
     def __init__(
         self, settings: Settings, store: Callable[[], EvidenceStore], verifier: SharedVerifier | None = None
@@ -97,24 +100,20 @@ class PipelineAnswerService:
         self.settings = settings
         self._store = store
         self._verifier = verifier
-        self._runtime: Any = None
+        self._runtime: Runtime | None = None
         self._lock = threading.Lock()
         self._decode_lock = threading.Lock()
         self._failure: str | None = None
 
-    def _loaded_runtime(self) -> Any:
+    def _loaded_runtime(self) -> Runtime:
         with self._lock:
             if self._runtime is None:
                 try:
-                    from akm.runtime import ModelUnavailableError as RuntimeModelError
-                    from akm.runtime import Runtime
-                except ImportError as error:
-                    raise ServiceUnavailableError(f"the answer pipeline is not installed: {error}") from error
-                runtime = Runtime.from_settings(self.settings)
-                runtime._store = self._store()
-                try:
-                    if self._verifier is not None:
-                        runtime._verifier = self._verifier.get()
+                    runtime = Runtime.from_settings(
+                        self.settings,
+                        store=self._store(),
+                        verifier=self._verifier.get() if self._verifier is not None else None,
+                    )
                     _ = runtime.generator
                     _ = runtime.embedder
                     _ = runtime.verifier
@@ -133,61 +132,46 @@ class PipelineAnswerService:
             return ModelReadiness(True, "loaded")
         return ModelReadiness(False, f"failed: {self._failure}" if self._failure else "not-loaded")
 
-    def _run(self, request: AnswerRequest, cancel: CancelSignal, on_text: TextSink) -> dict[str, Any]:
-        from akm.answer import answer
-        from akm.retrieval.orchestrate import UnknownLaneError
-        from akm.retrieval.query import QueryError
-
+    def _answer_stream(
+        self, request: AnswerRequest, cancel: CancelSignal
+    ) -> Generator[str, None, AnswerResult]:
         runtime = self._loaded_runtime()
         options = answer_options(request.options)
         try:
-            result = answer(
-                request.question,
-                options,
-                store=runtime.store,
-                manifest=runtime.manifest,
-                embedder=runtime.embedder,
-                generator=ObservedGenerator(runtime.generator, on_text, cancel, self._decode_lock),
-                verifier=runtime.verifier,
+            return (
+                yield from answer_stream(
+                    request.question,
+                    options,
+                    store=runtime.store,
+                    manifest=runtime.manifest,
+                    embedder=runtime.embedder,
+                    generator=ObservedGenerator(runtime.generator, cancel, self._decode_lock),
+                    verifier=runtime.verifier,
+                )
             )
         except (QueryError, UnknownLaneError) as error:
             raise InvalidRequestError(str(error)) from error
-        document: dict[str, Any] = result.to_json()
-        return document
 
     def answer(self, request: AnswerRequest, cancel: CancelSignal) -> dict[str, Any]:
-        return self._run(request, cancel, lambda _delta: None)
+        document: dict[str, Any] = run_to_end(self._answer_stream(request, cancel)).to_json()
+        return document
 
     def stream(self, request: AnswerRequest, cancel: CancelSignal) -> Iterator[AnswerEvent]:
-        # The pipeline calls back from inside its own call; a helper thread turns those
-        # callbacks into the items of this iterator.
-        items: queue.Queue[tuple[str, Any]] = queue.Queue()
-
-        def work() -> None:
-            try:
-                result = self._run(request, cancel, lambda delta: items.put(("draft", delta)))
-                items.put(("result", result))
-            except BaseException as error:  # re-raised in the consuming thread
-                items.put(("error", error))
-
-        worker = threading.Thread(target=work, name="akm-answer", daemon=True)
-        worker.start()
+        stream = self._answer_stream(request, cancel)
         try:
             while True:
-                kind, value = items.get()
-                if kind == "draft":
-                    yield AnswerEvent("draft", {"text": value})
-                elif kind == "error":
-                    raise value
-                else:
-                    for claim in value.get("claims") or []:
-                        yield AnswerEvent("claim", dict(claim))
-                    yield AnswerEvent("verdict", value)
-                    return
+                try:
+                    delta = next(stream)
+                except StopIteration as finished:
+                    result: AnswerResult = finished.value
+                    break
+                yield AnswerEvent("draft", {"text": delta})
         finally:
-            if worker.is_alive():
-                cancel.set()
-            worker.join()
+            stream.close()
+        document: dict[str, Any] = result.to_json()
+        for claim in document.get("claims") or []:
+            yield AnswerEvent("claim", dict(claim))
+        yield AnswerEvent("verdict", document)
 
 
 class SharedVerifier:
@@ -197,15 +181,12 @@ class SharedVerifier:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._verifier: Any = None
+        self._verifier: ClaimVerifier | None = None
         self._lock = threading.Lock()
 
-    def get(self) -> Any:
+    def get(self) -> ClaimVerifier:
         with self._lock:
             if self._verifier is None:
-                from akm.runtime import ModelUnavailableError as RuntimeModelError
-                from akm.runtime import Runtime
-
                 try:
                     self._verifier = Runtime.from_settings(self.settings).verifier
                 except RuntimeModelError as error:
@@ -235,18 +216,7 @@ class PipelineReverifyService:
         self.scope = scope
         self.verifier = verifier or SharedVerifier(settings)
 
-    def _function(self) -> Callable[..., Any]:
-        try:
-            module = importlib.import_module("akm.reverify")
-        except ImportError as error:
-            raise ServiceUnavailableError(f"re-verification is not installed: {error}") from error
-        function = getattr(module, "reverify", None)
-        if function is None:
-            raise ServiceUnavailableError("akm.reverify has no reverify() function")
-        return cast(Callable[..., Any], function)
-
     def reverify(self, source_id: str | None) -> dict[str, Any]:
-        function = self._function()
         store = self._store()
         audit = AuditService(store, self.scope)
         if source_id is not None:
@@ -262,12 +232,11 @@ class PipelineReverifyService:
                     break
                 after = page.next_after
         merged: dict[str, Any] = {"sourcesChecked": 0, "rowsStale": [], "rowsRejected": [], "packets": []}
-        verifier = importlib.import_module("akm.reverify").DeferredVerifier(self.verifier.get)
+        verifier = DeferredVerifier(self.verifier.get)
         # Corpus rows are re-read from the files their roots were ingested from (recorded at ingest).
         manifest = self.manifest.with_corpus_files(store.corpus_files())
         for one in source_ids:
-            report = function(store, manifest, source_id=one, verifier=verifier)
-            produced = report.to_json() if hasattr(report, "to_json") else dict(report)
+            produced = reverify(store, manifest, source_id=one, verifier=verifier).to_json()
             merged["sourcesChecked"] += int(produced.get("sourcesChecked", 1))
             for key in ("rowsStale", "rowsRejected", "packets"):
                 merged[key].extend(produced.get(key) or [])

@@ -5,7 +5,7 @@ a generator that quotes its first passage in place of the language model)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +46,12 @@ CORPUS_REF = {
 
 
 class QuotingGenerator:
-    def generate(
+    def stream(
         self, prompt: EvidencePrompt, *, max_new_tokens: int, temperature: float, seed: int | None
-    ) -> GeneratedAnswer:
-        return GeneratedAnswer(text=prompt.passages[0] if prompt.passages else "", decode={})
+    ) -> Generator[str, None, GeneratedAnswer]:
+        text = prompt.passages[0] if prompt.passages else ""
+        yield text
+        return GeneratedAnswer(text=text, decode={})
 
 
 @pytest.fixture

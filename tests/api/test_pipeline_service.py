@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,23 +35,16 @@ FIXTURE_DOCS = Path(__file__).resolve().parents[1] / "fixtures" / "answers" / "d
 
 
 class ScriptedGenerator:
-    """Streams fixed words through ``on_text``; ``pause`` is waited on after the second word."""
+    """Streams fixed words; ``pause`` is waited on after the second word."""
 
     def __init__(self, pause: threading.Event | None = None) -> None:
         self.pause = pause
 
-    def generate(
-        self,
-        prompt: Any,
-        *,
-        max_new_tokens: int,
-        temperature: float,
-        seed: int | None,
-        on_text: Callable[[str], None] | None = None,
-    ) -> GeneratedAnswer:
+    def stream(
+        self, prompt: Any, *, max_new_tokens: int, temperature: float, seed: int | None
+    ) -> Generator[str, None, GeneratedAnswer]:
         for index, word in enumerate(WORDS):
-            if on_text is not None:
-                on_text(word)
+            yield word
             if index == 1 and self.pause is not None:
                 self.pause.wait(5)
         return GeneratedAnswer(text="".join(WORDS), decode={"new_tokens": len(WORDS), "tokens_per_s": 50.0})
@@ -163,13 +156,13 @@ class CountingGenerator(ScriptedGenerator):
         self.most_inside = 0
         self.guard = threading.Lock()
 
-    def generate(self, prompt: Any, **kwargs: Any) -> GeneratedAnswer:
+    def stream(self, prompt: Any, **kwargs: Any) -> Generator[str, None, GeneratedAnswer]:
         with self.guard:
             self.inside += 1
             self.most_inside = max(self.most_inside, self.inside)
         try:
             threading.Event().wait(0.05)
-            return super().generate(prompt, **kwargs)
+            return (yield from super().stream(prompt, **kwargs))
         finally:
             with self.guard:
                 self.inside -= 1

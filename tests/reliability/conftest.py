@@ -8,7 +8,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,10 +31,13 @@ class FixedGenerator:
     text: str
     prompts: list[Any] = field(default_factory=list)
 
-    def generate(self, prompt: Any, *, max_new_tokens: int, temperature: float, seed: int | None) -> Any:
+    def stream(
+        self, prompt: Any, *, max_new_tokens: int, temperature: float, seed: int | None
+    ) -> Generator[str, None, Any]:
         from akm.answer import GeneratedAnswer
 
         self.prompts.append(prompt)
+        yield self.text
         return GeneratedAnswer(text=self.text, decode={"new_tokens": 0, "source": "fixed"})
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,10 +30,11 @@ class FixedGenerator:
     text: str
     prompts: list[EvidencePrompt] = field(default_factory=list)
 
-    def generate(
+    def stream(
         self, prompt: EvidencePrompt, *, max_new_tokens: int, temperature: float, seed: int | None
-    ) -> GeneratedAnswer:
+    ) -> Generator[str, None, GeneratedAnswer]:
         self.prompts.append(prompt)
+        yield self.text
         return GeneratedAnswer(text=self.text, decode={"new_tokens": 0, "source": "fixed"})
 
 

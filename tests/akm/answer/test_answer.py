@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -98,9 +99,10 @@ def test_decode_statistics_are_stored_beside_the_packet_not_in_evidence(corpus: 
 
 def test_failed_generation_stores_nothing(corpus: Any) -> None:
     class Broken:
-        def generate(
+        def stream(
             self, prompt: EvidencePrompt, *, max_new_tokens: int, temperature: float, seed: int | None
-        ) -> GeneratedAnswer:
+        ) -> Generator[str, None, GeneratedAnswer]:
+            yield from ()
             raise RuntimeError("generator failed")
 
     with pytest.raises(RuntimeError, match="generator failed"):
@@ -190,10 +192,10 @@ def test_real_model_answer_is_grounded_and_an_invented_claim_is_not(
     class AppendsInvention:
         """The real answer with a fabricated sentence appended, as a hallucinating model would."""
 
-        def generate(
+        def stream(
             self, prompt: EvidencePrompt, *, max_new_tokens: int, temperature: float, seed: int | None
-        ) -> GeneratedAnswer:
-            real = smollm2_generator.generate(
+        ) -> Generator[str, None, GeneratedAnswer]:
+            real = yield from smollm2_generator.stream(
                 prompt, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed
             )
             # A blank line keeps the invention a claim of its own even after a truncated sentence.

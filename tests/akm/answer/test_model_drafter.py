@@ -9,7 +9,7 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-from akm.answer import EvidencePrompt, SpeculativeAnswerGenerator
+from akm.answer import EvidencePrompt, SpeculativeAnswerGenerator, run_to_end
 from akm.runtime import ModelUnavailableError, Runtime
 from akm.settings import load_settings
 from decoding.drafters import ModelDrafter
@@ -50,14 +50,18 @@ PROMPT = EvidencePrompt(question="abc", system="abab", user="cdcdcd abc", passag
 def test_a_model_drafter_is_asked_and_the_answer_is_the_same_tokens() -> None:
     tokenizer = _tokenizer()
     target = _model(1)
-    plain = SpeculativeAnswerGenerator(target, tokenizer, max_draft=4).generate(
-        PROMPT, max_new_tokens=24, temperature=0.0, seed=0
+    plain = run_to_end(
+        SpeculativeAnswerGenerator(target, tokenizer, max_draft=4).stream(
+            PROMPT, max_new_tokens=24, temperature=0.0, seed=0
+        )
     )
     drafter = ModelDrafter(
         _model(2), target_vocab_size=len(LETTERS), tokenizer=tokenizer, target_tokenizer=tokenizer
     )
-    with_model = SpeculativeAnswerGenerator(target, tokenizer, max_draft=4, model_drafter=drafter).generate(
-        PROMPT, max_new_tokens=24, temperature=0.0, seed=0
+    with_model = run_to_end(
+        SpeculativeAnswerGenerator(target, tokenizer, max_draft=4, model_drafter=drafter).stream(
+            PROMPT, max_new_tokens=24, temperature=0.0, seed=0
+        )
     )
     assert with_model.text == plain.text
     assert with_model.decode["drafters"] == ["evidence", "prompt_lookup", "model"]

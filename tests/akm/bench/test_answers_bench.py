@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -109,12 +110,12 @@ def test_bad_squad_file_is_refused(tmp_path: Path, content: str) -> None:
 class CopiesTheSentences:
     """A generator that answers with the sentences it was shown, as a copying model would."""
 
-    def generate(
+    def stream(
         self, prompt: EvidencePrompt, *, max_new_tokens: int, temperature: float, seed: int | None
-    ) -> GeneratedAnswer:
-        return GeneratedAnswer(
-            prompt.passages[0] if prompt.passages else "", {"new_tokens": 5, "target_calls": 2}
-        )
+    ) -> Generator[str, None, GeneratedAnswer]:
+        text = prompt.passages[0] if prompt.passages else ""
+        yield text
+        return GeneratedAnswer(text, {"new_tokens": 5, "target_calls": 2})
 
 
 def test_a_whole_run_through_the_service(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -126,10 +126,12 @@ def test_without_a_recorded_corpus_file_the_row_is_rejected(project: CorpusProje
 class QuotingGenerator:
     """Answers with the first sentence it was given, as an extractive reader would."""
 
-    def generate(
+    def stream(
         self, prompt: EvidencePrompt, *, max_new_tokens: int, temperature: float, seed: int | None
-    ) -> GeneratedAnswer:
-        return GeneratedAnswer(text=prompt.passages[0] if prompt.passages else "", decode={})
+    ) -> Generator[str, None, GeneratedAnswer]:
+        text = prompt.passages[0] if prompt.passages else ""
+        yield text
+        return GeneratedAnswer(text=text, decode={})
 
 
 def test_an_answer_over_the_corpus_cites_claim_supported_rows(project: CorpusProject) -> None:
