@@ -23,6 +23,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from akm.config import DEFAULT_MANIFEST_FILE
+
 # The manifest's JSON Schema ships with the contract schemas, inside the package.
 MANIFEST_SCHEMA_RESOURCE = files("akm.contract").joinpath("schemas", "project-retrieval-manifest.schema.json")
 
@@ -47,7 +49,8 @@ class ManifestError(ValueError):
 
 
 class DenialReason(StrEnum):
-    """Why a path was never opened. Reports count these; they never name the path."""
+    """Why a path was never opened, or why a file that was opened was refused before anything
+    of it was stored. Reports count these; they never name the path."""
 
     ABSOLUTE_PATH = "absolute-path"
     ESCAPING_PATH = "escaping-path"
@@ -64,6 +67,17 @@ class DenialReason(StrEnum):
     HARD_LINK = "hard-link"
     # A name that is not valid UTF-8 cannot be recorded as a source path.
     NON_UTF8_NAME = "non-utf8-name"
+    # The extension names no known format, or a format the manifest's allowedContentTypes omits.
+    UNKNOWN_CONTENT_TYPE = "unknown-content-type"
+    CONTENT_TYPE_NOT_ALLOWED = "content-type-not-allowed"
+    # Opened and refused (see akm.ingest.formats): a password-protected PDF, a file its format's
+    # reader cannot parse (truncated, damaged), one over a size, page or decompression limit.
+    ENCRYPTED = "encrypted"
+    CORRUPT = "corrupt"
+    OVER_LIMIT = "over-limit"
+    # Opened and readable but without any text (a scanned PDF without a text layer). Ingest
+    # counts these apart from denials, as "no text".
+    NO_TEXT = "no-text"
 
 
 class _Section(BaseModel):
@@ -395,6 +409,16 @@ def _check_json_schema(document: dict[str, Any], path: Path) -> None:
         raise ManifestError(field, first.message, path)
 
 
+def manifest_folder(manifest_path: Path) -> Path:
+    """The folder a manifest's ``projectRoot`` is relative to: the manifest's own folder, except
+    for the default manifest shipped in the package, which belongs to no project and is read as
+    if it were ``config/manifest.yaml`` of the working directory."""
+    resolved = manifest_path.resolve()
+    if resolved == DEFAULT_MANIFEST_FILE.resolve():
+        return Path.cwd().resolve() / "config"
+    return resolved.parent
+
+
 def _project_root(manifest_path: Path, setting: str) -> Path:
     """The absolute project root ``setting`` names, or ManifestError.
 
@@ -403,7 +427,7 @@ def _project_root(manifest_path: Path, setting: str) -> Path:
     further (``/``, ``../../..``), even through a symbolic link, and it must be an existing
     folder, so a mistyped root is an error rather than an ingest of nothing.
     """
-    folder = manifest_path.resolve().parent
+    folder = manifest_folder(manifest_path)
     if is_absolute_path(setting):
         raise ManifestError(
             "projectRoot", f"must be relative to the manifest's folder, got {setting!r}", manifest_path

@@ -1,5 +1,5 @@
-"""The one settings object: defaults from config/settings.yaml, then AKM_* environment
-variables, then explicit overrides (CLI flags)."""
+"""The one settings object: defaults from the bundled ``akm/config/settings.yaml``, then AKM_*
+environment variables, then explicit overrides (CLI flags)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-CONFIG_DIR = PROJECT_ROOT / "config"
-DEFAULTS_FILE = CONFIG_DIR / "settings.yaml"
+from akm.config import DEFAULT_MANIFEST_FILE, DEFAULT_SETTINGS_FILE
 
 
 class Settings(BaseSettings):
@@ -24,14 +22,16 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(
         env_prefix="AKM_",
-        yaml_file=str(DEFAULTS_FILE),
+        yaml_file=str(DEFAULT_SETTINGS_FILE),
         extra="forbid",
         validate_default=True,
     )
 
     data_dir: Path = Field(default=Path("~/.local/share/akm"))
     database_url: str = ""
-    manifest_path: Path = Field(default=Path("config/manifest.yaml"))
+    # Empty: the default manifest shipped in the package (akm/config/manifest.yaml), which scopes
+    # the Markdown under docs/ of the working directory.
+    manifest_path: Path = Field(default=DEFAULT_MANIFEST_FILE)
     target_model: str = "smollm2"
     draft_model: str = ""
     embedding_model: str = "minilm"
@@ -53,11 +53,16 @@ class Settings(BaseSettings):
     def _expand_data_dir(cls, value: Path) -> Path:
         return value.expanduser()
 
+    @field_validator("manifest_path", mode="before")
+    @classmethod
+    def _default_manifest(cls, value: object) -> object:
+        return DEFAULT_MANIFEST_FILE if value is None or value == "" else value
+
     @field_validator("manifest_path", mode="after")
     @classmethod
     def _resolve_manifest(cls, value: Path) -> Path:
-        value = value.expanduser()
-        return value if value.is_absolute() else PROJECT_ROOT / value
+        # A relative path is the user's: it names a file from the working directory.
+        return value.expanduser().absolute()
 
     @field_validator("dtype")
     @classmethod
@@ -86,7 +91,7 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # Order is priority: explicit (CLI) > environment > config/settings.yaml.
+        # Order is priority: explicit (CLI) > environment > the bundled settings.yaml.
         return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls))
 
 

@@ -9,13 +9,14 @@ import os
 import sys
 from pathlib import Path
 
-from akm.settings import PROJECT_ROOT, Settings
+from akm.settings import Settings
 
 EXIT_OK = 0
 EXIT_DIFFERENT = 1
 EXIT_USAGE = 2
 WORKER_HEALTHCHECK_S = 120
-DEFAULT_OPENAPI_PATH = PROJECT_ROOT / "docs" / "openapi.json"
+# The committed copy in a checkout, relative to the working directory (the checkout's root).
+DEFAULT_OPENAPI_PATH = Path("docs") / "openapi.json"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -3,7 +3,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from akm.settings import PROJECT_ROOT, Settings, load_settings
+from akm.config import DEFAULT_MANIFEST_FILE, DEFAULT_SETTINGS_FILE
+from akm.settings import Settings, load_settings
+
+REPO_ROOT_DIR = Path(__file__).resolve().parents[2]
 
 
 def test_defaults_come_from_config_file(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -11,7 +14,7 @@ def test_defaults_come_from_config_file(monkeypatch: pytest.MonkeyPatch) -> None
         monkeypatch.delenv(name, raising=False)
     settings = Settings()
     assert settings.target_model == "smollm2"
-    assert settings.manifest_path == PROJECT_ROOT / "config" / "manifest.yaml"
+    assert settings.manifest_path == DEFAULT_MANIFEST_FILE
     assert settings.data_dir == Path("~/.local/share/akm").expanduser()
 
 
@@ -48,8 +51,8 @@ def test_bad_environment_values(monkeypatch: pytest.MonkeyPatch, variable: str, 
 def test_every_setting_is_in_the_defaults_file_and_the_configuration_page() -> None:
     import yaml
 
-    defaults = yaml.safe_load((PROJECT_ROOT / "config" / "settings.yaml").read_text(encoding="utf-8"))
-    page = (PROJECT_ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    defaults = yaml.safe_load(DEFAULT_SETTINGS_FILE.read_text(encoding="utf-8"))
+    page = (REPO_ROOT_DIR / "docs" / "configuration.md").read_text(encoding="utf-8")
     for name in Settings.model_fields:
         assert name in defaults, f"{name} is missing from config/settings.yaml"
         assert f"| `{name}` | `AKM_{name.upper()}` |" in page, f"{name} is missing from docs/configuration.md"

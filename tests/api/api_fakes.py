@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from akm.api import ApiLimits, ApiServices, StoreHandle, create_app
+from akm.config import DEFAULT_MANIFEST_FILE
 from akm.manifest import Manifest, load_manifest
 from akm.service.answers import AnswerEvent, AnswerRequest, CancelSignal, ModelReadiness
 from akm.service.errors import GenerationCancelledError, ModelUnavailableError
@@ -134,9 +135,10 @@ class FakeAnswerService:
                 raise GenerationCancelledError("cancelled")
             packet_id = unique_packet_id(f"{request.question}:{next(_numbers)}:{time.time_ns()}")
             packet = packet_with_rows_from(GUIDE, packet_id)
-            self.store.save_packet(
-                packet, rejections=[Rejection(stage="fusion", reason="duplicate", packet_id=packet_id)]
-            )
+            with self.store.transaction() as tx:
+                tx.save_rows(packet["evidenceRows"])
+                tx.save_packet(packet)
+                tx.record_rejections([Rejection(stage="fusion", reason="duplicate", packet_id=packet_id)])
             with self._lock:
                 self.stored.append(packet_id)
             result = answer_object(packet, "".join(DRAFT_WORDS))
@@ -211,22 +213,24 @@ def seed_store(store: EvidenceStore) -> dict[str, str]:
         claim["supportRowIds"] = [
             "ev:sha256:" + hashlib.sha256(ev.encode()).hexdigest() for ev in claim["supportRowIds"]
         ]
-    store.save_packet(old_packet)
-    store.save_packet(hidden_packet)
     first_row = old_packet["evidenceRows"][0]["evidenceId"]
-    for from_state, to_state, actor in (
-        (None, "candidate", "exact-lane"),
-        ("candidate", "direct-read", "akm.direct_read"),
-        ("direct-read", "claim-supported", "akm.answer"),
-    ):
-        store.record_verification_event(
-            evidence_id=first_row,
-            from_state=from_state,
-            to_state=to_state,
-            actor=actor,
-            reason=f"to {to_state}",
-            packet_id=old_packet["packetId"],
-        )
+    with store.transaction() as tx:
+        for packet in (old_packet, hidden_packet):
+            tx.save_rows(packet["evidenceRows"])
+            tx.save_packet(packet)
+        for from_state, to_state, actor in (
+            (None, "candidate", "exact-lane"),
+            ("candidate", "direct-read", "akm.direct_read"),
+            ("direct-read", "claim-supported", "akm.answer"),
+        ):
+            tx.record_verification_event(
+                evidence_id=first_row,
+                from_state=from_state,
+                to_state=to_state,
+                actor=actor,
+                reason=f"to {to_state}",
+                packet_id=old_packet["packetId"],
+            )
     rejections = [
         Rejection(stage="fusion", reason="duplicate", source_id=GUIDE, packet_id=old_packet["packetId"]),
         Rejection(stage="fusion", reason="per-source-cap", source_id=GUIDE),
@@ -252,7 +256,7 @@ def seed_store(store: EvidenceStore) -> dict[str, str]:
 
 @functools.cache
 def default_manifest() -> Manifest:
-    return load_manifest(REPO / "config" / "manifest.yaml")
+    return load_manifest(DEFAULT_MANIFEST_FILE)
 
 
 def build_app(

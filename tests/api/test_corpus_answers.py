@@ -17,12 +17,13 @@ from fastapi.testclient import TestClient
 from akm.answer import EvidencePrompt, GeneratedAnswer
 from akm.api import ApiLimits, create_app
 from akm.api.services import ApiServices, StoreHandle
+from akm.config import DEFAULT_MANIFEST_FILE
 from akm.ingest import ingest_corpus
 from akm.manifest import load_manifest
 from akm.runtime import Runtime
 from akm.service.pipeline import PipelineAnswerService
 from akm.service.scope import SourceScope
-from akm.settings import PROJECT_ROOT, load_settings
+from akm.settings import load_settings
 from akm.store import open_store
 
 DOCUMENTS = [
@@ -60,9 +61,7 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
     corpus.write_text("".join(json.dumps(document) + "\n" for document in DOCUMENTS), encoding="utf-8")
     config = tmp_path / "project" / "config"
     config.mkdir(parents=True)
-    manifest_document: dict[str, Any] = yaml.safe_load(
-        (PROJECT_ROOT / "config" / "manifest.yaml").read_text(encoding="utf-8")
-    )
+    manifest_document: dict[str, Any] = yaml.safe_load(DEFAULT_MANIFEST_FILE.read_text(encoding="utf-8"))
     manifest_document["sourceRefs"].append(CORPUS_REF)
     (config / "manifest.yaml").write_text(yaml.safe_dump(manifest_document), encoding="utf-8")
     settings = load_settings(

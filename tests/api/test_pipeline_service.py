@@ -12,6 +12,7 @@ import pytest
 from api_fakes import GUIDE, HIDDEN_BY_EXCLUDE, default_manifest
 
 from akm.answer import GeneratedAnswer
+from akm.config import DEFAULT_MANIFEST_FILE
 from akm.embedding import load_embedder
 from akm.ingest import ingest
 from akm.manifest import load_manifest
@@ -20,7 +21,7 @@ from akm.service.answers import AnswerRequest, CancelSignal
 from akm.service.errors import GenerationCancelledError, InvalidRequestError, NotFoundError
 from akm.service.pipeline import PipelineAnswerService, PipelineReverifyService, answer_options
 from akm.service.scope import SourceScope
-from akm.settings import PROJECT_ROOT, load_settings
+from akm.settings import load_settings
 from akm.store import EvidenceStore, open_store
 
 WORDS = (
@@ -56,7 +57,7 @@ def answer_store(tmp_path: Path) -> Iterator[EvidenceStore]:
     root = tmp_path / "project"
     shutil.copytree(FIXTURE_DOCS, root / "docs")
     (root / "config").mkdir()
-    shutil.copy(PROJECT_ROOT / "config" / "manifest.yaml", root / "config" / "manifest.yaml")
+    shutil.copy(DEFAULT_MANIFEST_FILE, root / "config" / "manifest.yaml")
     store = open_store(f"sqlite:///{tmp_path / 'answers.sqlite3'}")
     ingest(store, load_manifest(root / "config" / "manifest.yaml"), embedder=load_embedder("hashing"))
     yield store

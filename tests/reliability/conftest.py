@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from akm.config import DEFAULT_MANIFEST_FILE
 from akm.embedding import Embedder, HashingEmbedder, load_embedder
 from akm.ingest import ingest
 from akm.manifest import Manifest, load_manifest
@@ -60,7 +61,7 @@ def corpus(tmp_path: Path) -> Iterator[Corpus]:
     root = tmp_path / "project"
     shutil.copytree(REPO / "docs", root / "docs")
     (root / "config").mkdir()
-    shutil.copy(REPO / "config" / "manifest.yaml", root / "config" / "manifest.yaml")
+    shutil.copy(DEFAULT_MANIFEST_FILE, root / "config" / "manifest.yaml")
     store = open_store(f"sqlite:///{tmp_path / 'store.sqlite3'}")
     embedder = load_embedder("hashing")
     manifest = load_manifest(root / "config" / "manifest.yaml")
@@ -124,7 +125,7 @@ def many_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
             f"## Part\n\nMore text {number} " + "word " * 40 + "\n",
             encoding="utf-8",
         )
-    document = yaml.safe_load((REPO / "config" / "manifest.yaml").read_text(encoding="utf-8"))
+    document = yaml.safe_load(DEFAULT_MANIFEST_FILE.read_text(encoding="utf-8"))
     document["projectRoot"] = "."
     document["sourceRefs"][0]["rootPath"] = "docs"
     (root / "manifest.yaml").write_text(yaml.safe_dump(document), encoding="utf-8")

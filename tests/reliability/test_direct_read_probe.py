@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from akm.config import DEFAULT_MANIFEST_FILE
 from akm.direct_read import direct_read
 from akm.embedding import HashingEmbedder
 from akm.ingest import ingest
@@ -20,8 +21,6 @@ from akm.manifest import load_manifest
 from akm.retrieval.candidates import candidate_from_chunk
 from akm.source_readers import RootReaders
 from akm.store import open_store
-
-from .conftest import REPO
 
 pytestmark = pytest.mark.reliability
 
@@ -33,7 +32,7 @@ def _read_after(tmp_path: Path, replace: Any, monkeypatch: pytest.MonkeyPatch) -
     (project / "docs").mkdir(parents=True)
     (project / "docs" / "guide.md").write_text("# Guide\n\nHow to install it.\n", encoding="utf-8")
     (project / "docs" / "team-secret-keys.md").write_text(SECRET, encoding="utf-8")
-    document = yaml.safe_load((REPO / "config" / "manifest.yaml").read_text(encoding="utf-8"))
+    document = yaml.safe_load(DEFAULT_MANIFEST_FILE.read_text(encoding="utf-8"))
     document["projectRoot"] = "."
     document["sourceRefs"][0]["rootPath"] = "docs"
     (project / "manifest.yaml").write_text(yaml.safe_dump(document), encoding="utf-8")

@@ -14,12 +14,13 @@ import pytest
 import yaml
 
 from akm.cli import main
+from akm.config import DEFAULT_MANIFEST_FILE
 from akm.embedding import HashingEmbedder
 from akm.ingest import ingest
 from akm.manifest import ManifestError, load_manifest
 from akm.store import EvidenceStore, open_store
 
-from .conftest import REPO, akm_environment, assert_no_traceback, run_akm
+from .conftest import akm_environment, assert_no_traceback, run_akm
 
 pytestmark = pytest.mark.reliability
 
@@ -27,7 +28,7 @@ GOOD = "# Good\n\nA good file about quasars.\n"
 
 
 def _manifest(project: Path, **changes: Any) -> Path:
-    document = yaml.safe_load((REPO / "config" / "manifest.yaml").read_text(encoding="utf-8"))
+    document = yaml.safe_load(DEFAULT_MANIFEST_FILE.read_text(encoding="utf-8"))
     document["projectRoot"] = "."
     document["sourceRefs"][0]["rootPath"] = "docs"
     document.update(changes)
@@ -128,7 +129,7 @@ def test_the_parent_of_a_config_folder_is_still_a_project_root(tmp_path: Path) -
     (tmp_path / "checkout" / "config").mkdir(parents=True)
     (tmp_path / "checkout" / "docs").mkdir()
     config = tmp_path / "checkout" / "config"
-    document = yaml.safe_load((REPO / "config" / "manifest.yaml").read_text(encoding="utf-8"))
+    document = yaml.safe_load(DEFAULT_MANIFEST_FILE.read_text(encoding="utf-8"))
     (config / "manifest.yaml").write_text(yaml.safe_dump(document), encoding="utf-8")
     assert load_manifest(config / "manifest.yaml").project_root == (tmp_path / "checkout").resolve()
 

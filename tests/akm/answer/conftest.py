@@ -13,13 +13,15 @@ import jsonschema
 import pytest
 
 from akm.answer import EvidencePrompt, GeneratedAnswer
+from akm.config import DEFAULT_MANIFEST_FILE
 from akm.embedding import Embedder, load_embedder
 from akm.ingest import ingest
 from akm.manifest import Manifest, load_manifest
-from akm.settings import PROJECT_ROOT
 from akm.store import EvidenceStore, open_store
 
-REFERENCE_SCHEMA = PROJECT_ROOT.parent / "shared" / "reference" / "akm" / "evidence-row.schema.json"
+REPO_ROOT_DIR = Path(__file__).resolve().parents[3]
+
+REFERENCE_SCHEMA = REPO_ROOT_DIR.parent / "shared" / "reference" / "akm" / "evidence-row.schema.json"
 CAP_SENTENCE = "The manifest also sets the per-source cap (2 rows per source)."
 
 
@@ -57,9 +59,9 @@ class Corpus:
 @pytest.fixture
 def corpus(tmp_path: Path) -> Iterator[Corpus]:
     root = tmp_path / "project"
-    shutil.copytree(PROJECT_ROOT / "docs", root / "docs")
+    shutil.copytree(REPO_ROOT_DIR / "docs", root / "docs")
     (root / "config").mkdir()
-    shutil.copy(PROJECT_ROOT / "config" / "manifest.yaml", root / "config" / "manifest.yaml")
+    shutil.copy(DEFAULT_MANIFEST_FILE, root / "config" / "manifest.yaml")
     store = open_store(f"sqlite:///{tmp_path / 'store.sqlite3'}")
     embedder = load_embedder("hashing")
     manifest = load_manifest(root / "config" / "manifest.yaml")

@@ -19,11 +19,11 @@ import pytest
 from akm.answer import NO_ANSWER_TEXT, AnswerOptions, answer
 from akm.answer.responsiveness import NO_ANSWER_REASON
 from akm.bench.answers import contains_gold
+from akm.config import DEFAULT_MANIFEST_FILE
 from akm.embedding import Embedder, load_embedder
 from akm.ingest import ingest
 from akm.manifest import Manifest, load_manifest
 from akm.packet import packet_findings
-from akm.settings import PROJECT_ROOT
 from akm.store import EvidenceStore, open_store
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "answers"
@@ -41,7 +41,7 @@ def fixture_corpus(
     root = tmp_path_factory.mktemp("answers") / "project"
     shutil.copytree(FIXTURE / "docs", root / "docs")
     (root / "config").mkdir()
-    shutil.copy(PROJECT_ROOT / "config" / "manifest.yaml", root / "config" / "manifest.yaml")
+    shutil.copy(DEFAULT_MANIFEST_FILE, root / "config" / "manifest.yaml")
     store = open_store(f"sqlite:///{root.parent / 'store.sqlite3'}")
     manifest = load_manifest(root / "config" / "manifest.yaml")
     embedder = load_embedder("minilm")

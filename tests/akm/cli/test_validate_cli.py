@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from akm.cli import main
+from akm.config import DEFAULT_MANIFEST_FILE
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO_ROOT / "examples"
@@ -159,8 +160,8 @@ def test_list_item_pointer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 def test_manifest_is_validated_against_the_manifest_schema(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["validate", str(REPO_ROOT / "config" / "manifest.yaml")]) == 0
-    text = (REPO_ROOT / "config" / "manifest.yaml").read_text(encoding="utf-8")
+    assert main(["validate", str(DEFAULT_MANIFEST_FILE)]) == 0
+    text = DEFAULT_MANIFEST_FILE.read_text(encoding="utf-8")
     broken = tmp_path / "manifest.yaml"
     broken.write_text(text.replace('defaultDecision: "deny"', 'defaultDecision: "allow"'), encoding="utf-8")
     capsys.readouterr()

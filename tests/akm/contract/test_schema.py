@@ -12,6 +12,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from akm.config import DEFAULT_MANIFEST_FILE
 from akm.contract.schema import (
     MANIFEST_SCHEMA_PATH,
     PROJECT_SCHEMA_PATH,
@@ -133,9 +134,7 @@ def test_load_schema_reports_a_broken_schema(tmp_path: Path) -> None:
 
 
 def _manifest() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.safe_load(
-        (REPO_ROOT / "config" / "manifest.yaml").read_text(encoding="utf-8")
-    )
+    loaded: dict[str, Any] = yaml.safe_load(DEFAULT_MANIFEST_FILE.read_text(encoding="utf-8"))
     return loaded
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from akm.answer import EvidencePrompt, GeneratedAnswer, answer
+from akm.config import DEFAULT_MANIFEST_FILE
 from akm.contract.models import EvidenceRow
 from akm.direct_read import direct_read
 from akm.embedding import Embedder, load_embedder
@@ -26,9 +27,11 @@ from akm.manifest import Manifest, load_manifest
 from akm.retrieval.benchmark import benchmark_manifest
 from akm.retrieval.orchestrate import retrieve
 from akm.runtime import Runtime
-from akm.settings import PROJECT_ROOT, Settings
+from akm.settings import Settings
 from akm.source_readers import RootReaders
 from akm.store import EvidenceStore, open_store
+
+REPO_ROOT_DIR = Path(__file__).resolve().parents[3]
 
 DOCUMENTS = [
     {
@@ -69,7 +72,7 @@ def project(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[CorpusPr
     store = open_store(f"sqlite:///{tmp_path / 'store.sqlite3'}")
     embedder = load_embedder("hashing")
     ingest_corpus(store, corpus, embedder=embedder)
-    base = load_manifest(PROJECT_ROOT / "config" / "manifest.yaml")
+    base = load_manifest(DEFAULT_MANIFEST_FILE)
     manifest = benchmark_manifest(base, corpus).with_corpus_files(store.corpus_files())
     yield CorpusProject(corpus=corpus, store=store, manifest=manifest, embedder=embedder)
     store.close()
@@ -166,7 +169,7 @@ def test_a_walk_leaves_corpus_roots_alone(project: CorpusProject, tmp_path: Path
     (root / "docs").mkdir(parents=True)
     (root / "docs" / "note.md").write_text("# Note\n\nA note about tides.\n", encoding="utf-8")
     (root / "stray.md").write_text("# Stray\n\nNot under any folder root.\n", encoding="utf-8")
-    docs_ref = load_manifest(PROJECT_ROOT / "config" / "manifest.yaml").source_refs[0]
+    docs_ref = load_manifest(DEFAULT_MANIFEST_FILE).source_refs[0]
     manifest = project.manifest.model_copy(
         update={"project_root": root, "source_refs": (docs_ref, *project.manifest.source_refs)}
     )
@@ -177,7 +180,7 @@ def test_a_walk_leaves_corpus_roots_alone(project: CorpusProject, tmp_path: Path
     assert sorted(state.path for state in facts.values() if not state.deleted) == ["d1", "d2", "d3"]
 
 
-SCIFACT = PROJECT_ROOT.parent / "shared" / "datasets" / "scifact" / "corpus.jsonl.gz"
+SCIFACT = REPO_ROOT_DIR.parent / "shared" / "datasets" / "scifact" / "corpus.jsonl.gz"
 
 
 @pytest.mark.datasets
@@ -188,7 +191,7 @@ def test_an_answer_over_scifact_cites_the_gold_abstract_read_from_the_shared_fil
     try:
         report = ingest_corpus(store, SCIFACT, max_documents=300)
         assert report.ingested == 300
-        base = load_manifest(PROJECT_ROOT / "config" / "manifest.yaml")
+        base = load_manifest(DEFAULT_MANIFEST_FILE)
         manifest = benchmark_manifest(base, SCIFACT).with_corpus_files(store.corpus_files())
         result = answer(
             "Egr2 regulates the homeostasis of B and T cells.",

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 import yaml
 
+from akm.config import DEFAULT_MANIFEST_FILE
 from akm.manifest import Manifest, load_manifest
 
-DEFAULT_MANIFEST = Path(__file__).resolve().parents[3] / "config" / "manifest.yaml"
+DEFAULT_MANIFEST = DEFAULT_MANIFEST_FILE
 
 GUIDE = """\
 # Guide

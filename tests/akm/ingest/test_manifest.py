@@ -9,16 +9,21 @@ from typing import Any
 import pytest
 import yaml
 
+from akm.config import DEFAULT_MANIFEST_FILE
 from akm.manifest import DenialReason, ManifestError, glob_matches, load_manifest
 
-DEFAULT_MANIFEST = Path(__file__).resolve().parents[3] / "config" / "manifest.yaml"
+DEFAULT_MANIFEST = DEFAULT_MANIFEST_FILE
 
 
-def test_default_manifest_loads_with_checksum_and_policies() -> None:
+def test_default_manifest_loads_with_checksum_and_policies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The bundled default belongs to no project: it scopes docs/ of the working directory.
+    monkeypatch.chdir(tmp_path)
     manifest = load_manifest(DEFAULT_MANIFEST)
     assert manifest.sha256 == hashlib.sha256(DEFAULT_MANIFEST.read_bytes()).hexdigest()
-    assert manifest.project_root == DEFAULT_MANIFEST.parent.parent
-    assert manifest.root_aliases() == {"docs": DEFAULT_MANIFEST.parent.parent / "docs"}
+    assert manifest.project_root == tmp_path.resolve()
+    assert manifest.root_aliases() == {"docs": tmp_path.resolve() / "docs"}
     assert manifest.scope.default_decision == "deny"
     assert manifest.fusion.method == "deterministic-priority"
     assert manifest.fusion.rrf_default_k == 60
@@ -26,6 +31,21 @@ def test_default_manifest_loads_with_checksum_and_policies() -> None:
     assert manifest.neighbor_expansion.enabled is True
     assert "number" in manifest.verification_policy.important_claim_classes
     assert manifest.ranking_policy.priority_order[:2] == ("scope-match", "authority")
+
+
+def test_a_copy_of_the_default_manifest_belongs_to_the_folder_it_is_copied_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    (project / "config").mkdir(parents=True)
+    copy = project / "config" / "manifest.yaml"
+    copy.write_bytes(DEFAULT_MANIFEST.read_bytes())
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    manifest = load_manifest(copy)
+    assert manifest.project_root == project.resolve()
+    assert manifest.sha256 == load_manifest(DEFAULT_MANIFEST).sha256
 
 
 def _write(tmp_path: Path, document: dict[str, Any]) -> Path:

@@ -6,21 +6,23 @@ import shutil
 from pathlib import Path
 
 from akm.answer import AnswerOptions, answer
+from akm.config import DEFAULT_MANIFEST_FILE
 from akm.embedding import load_embedder
 from akm.ingest import ingest
 from akm.manifest import load_manifest
 from akm.reverify import reverify
-from akm.settings import PROJECT_ROOT
 from akm.store import EvidenceStore
 from akm.verify import LexicalClaimVerifier
+
+REPO_ROOT_DIR = Path(__file__).resolve().parents[3]
 
 CAP = "The manifest also sets the per-source cap (2 rows per source)."
 
 
 def test_dependents_and_task_packets(store: EvidenceStore, tmp_path: Path) -> None:
-    shutil.copytree(PROJECT_ROOT / "docs", tmp_path / "docs")
+    shutil.copytree(REPO_ROOT_DIR / "docs", tmp_path / "docs")
     (tmp_path / "config").mkdir()
-    shutil.copy(PROJECT_ROOT / "config" / "manifest.yaml", tmp_path / "config" / "manifest.yaml")
+    shutil.copy(DEFAULT_MANIFEST_FILE, tmp_path / "config" / "manifest.yaml")
     manifest = load_manifest(tmp_path / "config" / "manifest.yaml")
     embedder = load_embedder("hashing")
     ingest(store, manifest, embedder=embedder)
