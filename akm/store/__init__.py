@@ -1,23 +1,20 @@
-"""The evidence store: SQLAlchemy models, Alembic migrations, and the ``EvidenceStore`` repository."""
+"""The evidence store: SQLAlchemy models, Alembic migrations, and the ``EvidenceStore`` façade.
 
-from akm.store.repository import (
-    EvidenceStore,
-    JsonDocument,
-    LinkEdge,
-    NewChunk,
-    NewLink,
-    Rejection,
-    RejectionRecord,
-    SourceState,
-    SourceVersionInfo,
-    StoredChunk,
-    StoreError,
-    StoreTransaction,
-    VerificationEventRecord,
-    open_store,
-)
+The façade and its transaction are composed in ``akm.store.repository`` from one module per
+kind of data (sources and chunks, search, evidence, packets, rejections, audit queries).
+"""
+
+from akm.store.audit import ClaimInfo, ClaimSupportRecord, SourceInfo
+from akm.store.base import JsonDocument, StoreError
+from akm.store.evidence import VerificationEventRecord
+from akm.store.packets import SourceDependent
+from akm.store.rejections import Rejection, RejectionRecord
+from akm.store.repository import EvidenceStore, StoreTransaction, open_store
+from akm.store.sources import LinkEdge, NewChunk, NewLink, SourceState, SourceVersionInfo, StoredChunk
 
 __all__ = [
+    "ClaimInfo",
+    "ClaimSupportRecord",
     "EvidenceStore",
     "JsonDocument",
     "LinkEdge",
@@ -25,6 +22,8 @@ __all__ = [
     "NewLink",
     "Rejection",
     "RejectionRecord",
+    "SourceDependent",
+    "SourceInfo",
     "SourceState",
     "SourceVersionInfo",
     "StoreError",

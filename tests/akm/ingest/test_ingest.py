@@ -231,14 +231,15 @@ def test_partial_ingest_only_deletes_inside_its_paths(
 
 def test_links_become_graph_edges(store: EvidenceStore, manifest: Manifest) -> None:
     ingest(store, manifest, embedder=HashingEmbedder())
-    edges = store.links_from("akm:docs:guide.md")
+    edges = store.links_from_sources(["akm:docs:guide.md"])["akm:docs:guide.md"]
     assert [(edge.link_type, edge.target, edge.target_source_id, edge.anchor) for edge in edges] == [
         ("markdown", "reference.md", "akm:docs:reference.md", "top"),
         ("wikilink", "[[notes]]", "akm:docs:notes.md", None),
     ]
     use_chunk = store.get_chunk(edges[0].from_chunk_id or -1)
     assert use_chunk is not None and use_chunk.locator_value == "## Use"
-    assert store.linked_source_ids("akm:docs:reference.md") == ["akm:docs:guide.md"]
+    into_reference = store.links_to_sources(["akm:docs:reference.md"])["akm:docs:reference.md"]
+    assert [edge.from_source_id for edge in into_reference] == ["akm:docs:guide.md"]
 
 
 def test_link_into_denied_path_is_not_recorded(
@@ -248,7 +249,7 @@ def test_link_into_denied_path_is_not_recorded(
         "# P\n\nSee [plan](private/plan-zebra.md).\n", encoding="utf-8"
     )
     ingest(sqlite_store, manifest, embedder=HashingEmbedder())
-    assert sqlite_store.links_from("akm:docs:pointer.md") == []
+    assert sqlite_store.links_from_sources(["akm:docs:pointer.md"]) == {"akm:docs:pointer.md": []}
 
 
 def test_vector_search_finds_ingested_chunk(store: EvidenceStore, manifest: Manifest) -> None:
@@ -375,15 +376,16 @@ def test_exact_lookups_fold_ascii_case_and_batch_chunks_by_source(
     assert store.chunks_of_sources([]) == {}
 
 
-def test_batched_link_lookups_equal_the_per_source_ones(store: EvidenceStore, manifest: Manifest) -> None:
+def test_batched_link_lookups_answer_each_source_asked(store: EvidenceStore, manifest: Manifest) -> None:
     ingest(store, manifest, embedder=HashingEmbedder())
     guide, notes, reference = ALLOWED
     asked = [reference, guide, "akm:docs:missing.md", notes]
     outgoing, incoming = store.links_from_sources(asked), store.links_to_sources(asked)
     assert list(outgoing) == asked and list(incoming) == asked
     for source_id in asked:
-        assert outgoing[source_id] == store.links_from(source_id)
-        assert incoming[source_id] == store.links_to(source_id)
+        assert outgoing[source_id] == store.links_from_sources([source_id])[source_id]
+        assert incoming[source_id] == store.links_to_sources([source_id])[source_id]
+    assert outgoing["akm:docs:missing.md"] == [] and incoming["akm:docs:missing.md"] == []
     assert {edge.target_source_id for edge in outgoing[guide]} == {reference, notes}
     assert [edge.from_source_id for edge in incoming[reference]] == [guide]
     assert store.links_from_sources([]) == {} and store.links_to_sources([]) == {}

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from akm.store import EvidenceStore, NewChunk, NewLink, Rejection, StoreError
+from akm.store import ClaimSupportRecord, EvidenceStore, LinkEdge, NewChunk, NewLink, Rejection, StoreError
 
 from .conftest import add_markdown_version
 
@@ -104,12 +104,16 @@ def test_neighbours_are_adjacent_chunks_in_order(filled: EvidenceStore) -> None:
     assert [chunk.ordinal for chunk in filled.neighbours(middle.chunk_id, before=0, after=0)] == [1]
 
 
+def _edges(links: dict[str, list[LinkEdge]]) -> dict[str, list[tuple[str, str | None]]]:
+    return {
+        source_id: [(edge.from_source_id, edge.target_source_id) for edge in edges]
+        for source_id, edges in links.items()
+    }
+
+
 def test_links_form_graph_edges(filled: EvidenceStore) -> None:
-    assert [(edge.from_source_id, edge.target_source_id) for edge in filled.links_from("alpha")] == [
-        ("alpha", "beta")
-    ]
-    assert filled.linked_source_ids("beta") == ["alpha"]
-    assert filled.linked_source_ids("alpha") == ["beta"]
+    assert _edges(filled.links_from_sources(["alpha", "beta"])) == {"alpha": [("alpha", "beta")], "beta": []}
+    assert _edges(filled.links_to_sources(["beta", "alpha"])) == {"beta": [("alpha", "beta")], "alpha": []}
 
 
 def test_new_version_keeps_old_one(filled: EvidenceStore) -> None:
@@ -120,7 +124,7 @@ def test_new_version_keeps_old_one(filled: EvidenceStore) -> None:
     assert len(filled.chunks_of_source("beta", current_only=False)) == 3
     assert filled.lexical_search("stale", 5) == []
     # The graph edge into beta survives: it belongs to alpha's current version.
-    assert filled.linked_source_ids("beta") == ["alpha"]
+    assert _edges(filled.links_to_sources(["beta"])) == {"beta": [("alpha", "beta")]}
 
 
 def test_failed_transaction_leaves_nothing(filled: EvidenceStore) -> None:
@@ -177,17 +181,23 @@ class _Packaged:
 
 
 def test_rows_and_events_round_trip(store: EvidenceStore) -> None:
-    store.save_rows([_row("ev:1", "candidate"), _Packaged(_row("ev:2", "candidate"))])
-    store.save_rows([_row("ev:1", "direct-read")])
-    store.record_verification_event(
-        evidence_id="ev:1", from_state="candidate", to_state="direct-read", actor="direct_read", reason="read"
-    )
+    with store.transaction() as tx:
+        tx.save_rows([_row("ev:1", "candidate"), _Packaged(_row("ev:2", "candidate"))])
+    with store.transaction() as tx:
+        tx.save_rows([_row("ev:1", "direct-read")])
+        tx.record_verification_event(
+            evidence_id="ev:1",
+            from_state="candidate",
+            to_state="direct-read",
+            actor="direct_read",
+            reason="read",
+        )
     assert store.get_row("ev:1") == _row("ev:1", "direct-read")
     assert [row["evidenceId"] for row in store.rows_for_source("alpha", state="candidate")] == ["ev:2"]
     events = store.verification_events("ev:1")
     assert [(event.from_state, event.to_state) for event in events] == [("candidate", "direct-read")]
-    with pytest.raises(StoreError, match="evidenceId"):
-        store.save_rows([{"source": {}}])
+    with pytest.raises(StoreError, match="evidenceId"), store.transaction() as tx:
+        tx.save_rows([{"source": {}}])
 
 
 def test_list_rejections_filters_and_pages(store: EvidenceStore) -> None:
@@ -238,15 +248,18 @@ def test_save_packet_stores_rows_claims_and_stats(store: EvidenceStore) -> None:
         ],
         "verification": {"verdict": "PASS"},
     }
-    store.save_packet(
-        packet,
-        rejections=[Rejection(stage="fusion", reason="dup", packet_id="pk:0001")],
-        decode_stats={"targetCalls": 3},
-    )
-    store.save_packet(packet)
+    with store.transaction() as tx:
+        tx.save_rows(packet["evidenceRows"])
+        tx.save_packet(packet)
+        tx.record_rejections([Rejection(stage="fusion", reason="dup", packet_id="pk:0001")])
+        tx.save_decode_stats("pk:0001", {"targetCalls": 3})
+    with store.transaction() as tx:
+        tx.save_packet(packet)
     assert store.get_packet("pk:0001") == packet
     assert store.get_row("ev:1") == _row("ev:1", "claim-supported")
-    assert store.packets_citing(["ev:1"]) == ["pk:0001"]
+    assert store.claim_support_of_rows(["ev:1"]) == [
+        ClaimSupportRecord(packet_id="pk:0001", claim_id="c1", evidence_id="ev:1", label=None, note=None)
+    ]
     assert store.decode_stats("pk:0001") == [{"targetCalls": 3}]
     assert [r.reason for r in store.list_rejections(packet_id="pk:0001")] == ["dup"]
 
