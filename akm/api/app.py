@@ -17,7 +17,7 @@ from akm.api.limits import ApiLimits
 from akm.api.metrics import ServiceMetrics
 from akm.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from akm.api.problems import Problem, install_problem_handlers
-from akm.api.routes import answers, audit, lineage, operations, sources, validate
+from akm.api.routes import answers, audit, ingest, lineage, operations, sources, validate
 from akm.api.services import ApiServices, StoreHandle
 from akm.service.errors import ModelUnavailableError
 from akm.settings import Settings
@@ -99,7 +99,7 @@ def create_app(
     app.state.metrics = metrics
     app.state.gate = GenerationGate(limits.generation_concurrency, limits.generation_wait_s)
     install_problem_handlers(app)
-    for module in (answers, lineage, audit, sources, validate, operations):
+    for module in (answers, lineage, audit, ingest, sources, validate, operations):
         app.include_router(module.router)
     # Added last = outermost: the request ID exists before the body limits answer.
     app.add_middleware(
@@ -107,6 +107,8 @@ def create_app(
         max_bytes=limits.max_body_bytes,
         max_header_bytes=limits.max_header_bytes,
         body_timeout_s=limits.body_timeout_s,
+        # Uploads stream to disk under their own limits (akm.api.routes.ingest).
+        streamed_paths=frozenset({"/v1/sources"}),
     )
     app.add_middleware(RequestContextMiddleware, metrics=metrics)
     app.openapi = lambda: _openapi_with_problem(app)  # type: ignore[method-assign]

@@ -111,15 +111,24 @@ class BodyLimitMiddleware:
     The body is read up to the limit before the app sees it, so a route never parses half of
     an oversized request, and a client that abandons its body is answered (and counted) as a
     client error, not left to fail inside a route as a 500.
+
+    ``streamed_paths`` (uploads) are passed through unread, after the header check: their route
+    streams the body to disk and enforces its own size, type and time limits as it reads.
     """
 
     def __init__(
-        self, app: ASGIApp, max_bytes: int, max_header_bytes: int = 32_768, body_timeout_s: float = 30.0
+        self,
+        app: ASGIApp,
+        max_bytes: int,
+        max_header_bytes: int = 32_768,
+        body_timeout_s: float = 30.0,
+        streamed_paths: frozenset[str] = frozenset(),
     ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.max_header_bytes = max_header_bytes
         self.body_timeout_s = body_timeout_s
+        self.streamed_paths = streamed_paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -128,7 +137,11 @@ class BodyLimitMiddleware:
                 detail = f"the request headers are over the limit of {self.max_header_bytes} bytes"
                 await self._refuse(scope, send, HEADERS_TOO_LARGE, detail, maxBytes=self.max_header_bytes)
                 return
-        if scope["type"] != "http" or scope["method"] not in _BODY_METHODS:
+        if (
+            scope["type"] != "http"
+            or scope["method"] not in _BODY_METHODS
+            or scope["path"] in self.streamed_paths
+        ):
             await self.app(scope, receive, send)
             return
         length_header = _header(scope, b"content-length")
