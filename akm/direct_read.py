@@ -108,14 +108,26 @@ class FileSourceReader:
 
     read_method: ReadMethod = "direct-file-read"
 
-    def __init__(self, root: Path, *, reader_id: str = READER_ID) -> None:
+    def __init__(
+        self, root: Path, *, reader_id: str = READER_ID, text_of: Callable[[str, bytes], str] | None = None
+    ) -> None:
         self.root = root.resolve()
         self.reader_id = reader_id
+        # Turns a file's bytes into the text its locators count lines of (UTF-8 unless given;
+        # ``akm.source_readers`` gives the extractor of PDF, HTML and DOCX files). It raises
+        # ``ValueError`` (``UnicodeDecodeError`` included) for a file it cannot read.
+        self._text_of = text_of or _utf8_text
 
     @classmethod
-    def for_manifest(cls, manifest: Manifest, *, reader_id: str = READER_ID) -> FileSourceReader:
+    def for_manifest(
+        cls,
+        manifest: Manifest,
+        *,
+        reader_id: str = READER_ID,
+        text_of: Callable[[str, bytes], str] | None = None,
+    ) -> FileSourceReader:
         """A reader rooted at the manifest's project root, which canonical paths are relative to."""
-        return cls(manifest.project_root, reader_id=reader_id)
+        return cls(manifest.project_root, reader_id=reader_id, text_of=text_of)
 
     def resolve(self, relative_path: str) -> Path:
         """The file for `relative_path`, or `LocatorEscapeError` if it would leave the root."""
@@ -142,16 +154,29 @@ class FileSourceReader:
             raise SourceUnreadableError(
                 f"{location.path} cannot be read: {error.strerror or error}"
             ) from error
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise SourceUnreadableError(f"{location.path} is not UTF-8 text") from error
         checksum = sha256_bytes(raw)
+        try:
+            text = self._text_of(location.path, raw)
+        except UnicodeDecodeError as error:
+            raise SourceUnreadableError(
+                f"{location.path} is not UTF-8 text", revision=_revision_label(checksum), checksum=checksum
+            ) from error
+        except ValueError as error:
+            # The checksum tells a changed source (stale) from a damaged indexed one (rejected).
+            raise SourceUnreadableError(
+                f"{location.path} cannot be read: {error}",
+                revision=_revision_label(checksum),
+                checksum=checksum,
+            ) from error
         return ReadResult(
             text=_passage_of_version(text, location.locator, checksum),
             revision=_revision_label(checksum),
             checksum=checksum,
         )
+
+
+def _utf8_text(name: str, raw: bytes) -> str:
+    return raw.decode("utf-8")
 
 
 def _read_single_linked_file(path: Path) -> bytes:

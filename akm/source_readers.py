@@ -1,7 +1,9 @@
 """Direct-read dispatch: which reader may re-read a row's canonical source.
 
 File sources (``file:`` canonical URIs) are read relative to the manifest's project root, which
-their canonical paths are relative to; nothing outside that root is ever opened. Corpus documents
+their canonical paths are relative to; nothing outside that root is ever opened. PDF, HTML and
+DOCX files (known by their extension) are re-extracted exactly as ingest extracted them
+(``akm.ingest.formats.source_text``), so their line locators cut out the same passage. Corpus documents
 (``source:<alias>/<id>``) are read from the JSONL(.gz) file their corpus root was ingested from,
 as the store recorded it (``Manifest.corpus_files``); only that one file is opened. A row whose
 source has neither has no reader here, so its direct read fails and the row is rejected.
@@ -21,6 +23,7 @@ from akm.direct_read import (
     SourceReader,
     SourceUnreadableError,
 )
+from akm.ingest.formats import source_text
 from akm.manifest import Manifest
 
 CORPUS_URI_PREFIX = "source:"
@@ -31,7 +34,7 @@ class RootReaders:
 
     def __init__(self, manifest: Manifest, reader_id: str = "akm.direct_read") -> None:
         self.reader_id = reader_id
-        self.files = FileSourceReader.for_manifest(manifest, reader_id=reader_id)
+        self.files = FileSourceReader.for_manifest(manifest, reader_id=reader_id, text_of=source_text)
         self.corpora = {alias: corpus_reader(path, reader_id) for alias, path in manifest.corpus_files}
 
     def for_row(self, row: EvidenceRow) -> SourceReader:

@@ -115,6 +115,11 @@ def _split_long_block(lines: list[str], first: int, last: int, max_chars: int) -
     return pieces
 
 
+def is_markup_line(line: str) -> bool:
+    """Whether a line would read as a Markdown heading or code fence."""
+    return bool(_HEADING.match(line) or _FENCE.match(line))
+
+
 def _headings_only(lines: list[str]) -> bool:
     """True when every non-blank line is a Markdown heading (a title with no text of its own)."""
     return all(_HEADING.match(line) for line in lines if line.strip())

@@ -32,14 +32,20 @@ from akm.contract.ids import source_id as make_source_id
 from akm.direct_read import corpus_document_text
 from akm.embedding import Embedder
 from akm.ingest.chunking import TextChunk, chunk_text, extract_links, wikilink_keys_for
+from akm.ingest.content_types import MARKDOWN
+from akm.ingest.formats import (
+    EXTRACTED_TYPES,
+    ExtractedDocument,
+    ExtractionError,
+    NoTextError,
+    extract_document,
+)
 from akm.ingest.walk import Candidate, ManifestWalker, WalkScope, read_regular_file
 from akm.manifest import DenialReason, Manifest
 from akm.store import EvidenceStore, NewChunk, NewLink, SourceState
 
 DEFAULT_BATCH_FILES = 64
 DEFAULT_BATCH_DOCUMENTS = 256
-MARKDOWN_SUFFIXES = {".md", ".markdown"}
-TEXT_SUFFIXES = {".txt"}
 UNREADABLE = "unreadable"
 CAP_FIELD = "scope.maxCorpusDocuments"
 
@@ -77,6 +83,10 @@ class IngestReport:
     unchanged: int = 0
     deleted: int = 0
     unreadable: int = 0
+    # Readable files with no text at all (a PDF of scanned pages without a text layer).
+    no_text: int = 0
+    # PDF pages of the files written.
+    pages: int = 0
     chunks_written: int = 0
     embeddings_computed: int = 0
     embeddings_reused: int = 0
@@ -110,6 +120,11 @@ class IngestReport:
             f"reused {self.embeddings_reused}",
             f"denied {self.denied_total} (count only): {denied}",
         ]
+        if self.no_text:
+            lines.append(
+                f"no text {self.no_text}: readable files without any text "
+                "(a PDF of scanned pages has no text layer; OCR is not done)"
+            )
         if self.over_cap:
             lines.append(
                 f"over corpus cap {self.over_cap} (count only): {CAP_FIELD} {self.corpus_cap} reached"
@@ -127,6 +142,8 @@ class IngestReport:
             "unchanged": self.unchanged,
             "deleted": self.deleted,
             "unreadable": self.unreadable,
+            "noText": self.no_text,
+            "pdfPages": self.pages,
             "chunksWritten": self.chunks_written,
             "embeddingsComputed": self.embeddings_computed,
             "embeddingsReused": self.embeddings_reused,
@@ -158,6 +175,7 @@ class PreparedSource:
     byte_size: int
     chunks: tuple[TextChunk, ...]
     links: tuple[NewLink, ...] = ()
+    pages: int = 0
 
 
 @dataclass
@@ -354,18 +372,43 @@ class _BatchWriter:
                 chunks_written += len(chunks)
                 (changed if state is not None else new).append(prepared.source_id)
         # Counted only after the commit, so an interrupted batch is not reported as written.
+        written = set(new) | set(changed)
         self.report.new += len(new)
         self.report.changed += len(changed)
         self.report.new_source_ids.extend(new)
         self.report.changed_source_ids.extend(changed)
         self.report.chunks_written += chunks_written
+        self.report.pages += sum(prepared.pages for prepared in batch if prepared.source_id in written)
         self.tick("write")
+
+
+def _prepare_extracted(
+    candidate: Candidate, raw: bytes, document: ExtractedDocument, in_git: bool
+) -> PreparedSource:
+    """A PDF, HTML or DOCX source: chunks of its extracted text, checksum of the original file."""
+    checksum = sha256_bytes(raw)
+    return PreparedSource(
+        source_id=make_source_id(candidate.root_alias, candidate.relative_path),
+        root_alias=candidate.root_alias,
+        path=candidate.relative_path,
+        canonical_uri=f"file:{candidate.project_path}",
+        source_type=document.source_type,
+        classification=candidate.source_ref.classification,
+        source_ref_id=candidate.source_ref.source_id,
+        title=document.title or PurePosixPath(candidate.relative_path).stem,
+        external_id=None,
+        revision=f"git-blob:{git_blob_sha(raw)}" if in_git else content_revision(checksum),
+        sha256=checksum,
+        byte_size=len(raw),
+        chunks=document.chunks,
+        pages=document.pages,
+    )
 
 
 def _prepare_file(
     candidate: Candidate, raw: bytes, text: str, manifest: Manifest, in_git: bool
 ) -> PreparedSource:
-    markdown = candidate.absolute_path.suffix.lower() in MARKDOWN_SUFFIXES
+    markdown = candidate.content_type == MARKDOWN
     chunks = tuple(chunk_text(text, markdown=markdown))
     checksum = sha256_bytes(raw)
     links: list[NewLink] = []
@@ -520,13 +563,38 @@ def ingest(
         if alias not in git_roots:
             git_roots[alias] = inside_git_work_tree(candidate.absolute_path.parent)
         report.files_seen += 1
+        if candidate.content_type in EXTRACTED_TYPES:
+            try:
+                raw = read_regular_file(candidate.absolute_path)
+            except OSError:
+                report.unreadable += 1
+                continue
+            state = states[alias].get(source_id)
+            if state is not None and not state.deleted and state.sha256 == sha256_bytes(raw):
+                seen.setdefault(alias, set()).add(source_id)
+                report.unchanged += 1
+                continue
+            try:
+                document = extract_document(candidate.content_type, raw)
+            except NoTextError:
+                # Not seen: a version stored before, when the file had text, is marked deleted.
+                report.no_text += 1
+                continue
+            except ExtractionError as error:
+                walker.denied.deny(error.reason)
+                report.files_seen -= 1
+                continue
+            seen.setdefault(alias, set()).add(source_id)
+            writer.add(_prepare_extracted(candidate, raw, document, git_roots[alias]), batch_size)
+            plan.take(source_id)
+            continue
         try:
             raw = read_regular_file(candidate.absolute_path)
             text = raw.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             report.unreadable += 1
             continue
-        front = _front_matter(text) if candidate.absolute_path.suffix.lower() in MARKDOWN_SUFFIXES else {}
+        front = _front_matter(text) if candidate.content_type == MARKDOWN else {}
         declared = front.get("classification")
         if isinstance(declared, str) and not manifest.classification_allowed(declared):
             walker.denied.deny(DenialReason.DENIED_CLASSIFICATION)

@@ -4,8 +4,9 @@ Every decision here is made from names and ``lstat`` alone: absolute or parent-e
 paths, symbolic links, nested repositories (a folder holding its own ``.git``), names that are
 not valid UTF-8, anything that is not a regular file (FIFOs, devices, sockets), files with more
 than one hard link (another name may lie outside the root), denied path tokens, basename tokens
-and extensions, paths no source ref includes, and source refs whose classification is denied
-are counted by reason and never opened or listed further.
+and extensions, paths no source ref includes, source refs whose classification is denied, and
+files whose format (by extension, ``akm.ingest.content_types``) is unknown or absent from the
+manifest's ``scope.allowedContentTypes`` are counted by reason and never opened or listed further.
 
 ``read_regular_file`` opens what the walk admitted without following a link or blocking, and
 checks again on the open descriptor, so a file swapped for a FIFO or a link after the walk is
@@ -21,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from akm.ingest.content_types import content_type_of, normalise
 from akm.manifest import DenialReason, Manifest, SourceRef, is_absolute_path
 
 VCS_DIRECTORY = ".git"
@@ -73,6 +75,7 @@ class Candidate:
     relative_path: str
     absolute_path: Path
     source_ref: SourceRef
+    content_type: str
 
     @property
     def project_path(self) -> str:
@@ -111,6 +114,7 @@ class ManifestWalker:
         self.missing: list[str] = []
         # A corpus root holds documents of a JSONL file, not files to walk.
         self._roots = manifest.file_root_aliases()
+        self._allowed_types = frozenset(normalise(kind) for kind in manifest.scope.allowed_content_types)
         self._refs_by_alias: dict[str, SourceRef] = {}
         for ref in manifest.source_refs:
             self._refs_by_alias.setdefault(ref.root_alias, ref)
@@ -248,4 +252,11 @@ class ManifestWalker:
         if not self.manifest.classification_allowed(ref.classification):
             self.denied.deny(DenialReason.DENIED_CLASSIFICATION)
             return None
-        return Candidate(alias, relative, path, ref)
+        content_type = content_type_of(relative)
+        if content_type is None:
+            self.denied.deny(DenialReason.UNKNOWN_CONTENT_TYPE)
+            return None
+        if content_type not in self._allowed_types:
+            self.denied.deny(DenialReason.CONTENT_TYPE_NOT_ALLOWED)
+            return None
+        return Candidate(alias, relative, path, ref, content_type)

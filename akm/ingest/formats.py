@@ -1,0 +1,560 @@
+"""PDF, HTML and DOCX sources turned into located text, the same way at ingest and at direct read.
+
+Each format is laid out as lines of extracted text; line numbers are 1-based over
+``str.splitlines()`` of that text (the text is the lines joined by ``\\n``), exactly as for
+Markdown, so the contract's ``startLine``/``endLine`` locate every chunk and a direct read
+re-extracts the original file and cuts the same lines out again. The locator value says where
+the passage lies in terms a reader of the original can follow:
+
+* PDF: ``page 3, characters 120-480``: the page and the character range of that page's
+  extracted text (locator type ``page``); one line per text line pdfium reports.
+* HTML: ``Install > Linux, characters 40-530``: the heading path and the character range from
+  the start of that heading's section in the extracted text (locator type ``heading``; text
+  before the first heading is ``document start, characters ...`` with type ``other``). Scripts,
+  styles, forms, navigation and embedded objects are dropped unread; nothing is executed and
+  no link or resource is fetched.
+* DOCX: ``paragraphs 4-9`` (locator type ``other``): body paragraphs and table rows in document
+  order, empty ones included, one line each, so the line range *is* the paragraph range; heading
+  styles give the heading path.
+
+The source checksum stays the sha256 of the original file. A file that cannot be read is
+refused with an ``ExtractionError`` whose ``reason`` is a counted denial reason; a file with no
+text at all (a scanned PDF without a text layer) raises ``NoTextError``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import itertools
+import re
+import zipfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from akm.ingest.chunking import DEFAULT_MAX_CHARS, TextChunk, is_markup_line
+from akm.ingest.content_types import DOCX, HTML, PDF, content_type_of
+from akm.manifest import DenialReason
+
+if TYPE_CHECKING:
+    from selectolax.lexbor import LexborNode
+
+EXTRACTED_TYPES: frozenset[str] = frozenset({PDF, HTML, DOCX})
+SOURCE_TYPES: dict[str, str] = {PDF: "artifact", HTML: "web", DOCX: "artifact"}
+
+# Every character ``str.splitlines`` breaks at; inside one extracted line they become spaces.
+_LINE_BREAKS = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+# Control characters other than tab, and the non-characters pdfium uses as markers.
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f\ufffe\uffff]")
+_SPACES = re.compile(r"\s+")
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+
+
+class ExtractionError(ValueError):
+    """A file that cannot be turned into text; ``reason`` is the denial reason it is counted under."""
+
+    def __init__(self, reason: DenialReason, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class NoTextError(ExtractionError):
+    """A readable file without any text (a PDF of scanned pages has no text layer; OCR is not done)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(DenialReason.NO_TEXT, message)
+
+
+@dataclass(frozen=True)
+class ExtractionLimits:
+    """Bounds on what one file may cost to read. A DOCX is checked from its zip directory
+    before anything is decompressed: member count, declared sizes, compression ratio and
+    compression method (only stored and deflate, whose output zipfile cuts at the declared size)."""
+
+    max_file_bytes: int = 256 * 2**20
+    max_pdf_pages: int = 10_000
+    max_zip_members: int = 2_000
+    max_zip_member_bytes: int = 64 * 2**20
+    max_zip_total_bytes: int = 256 * 2**20
+    max_zip_ratio: float = 100.0
+    # Small XML parts compress far better than the ratio allows; below this size none is refused.
+    zip_ratio_floor_bytes: int = 2**20
+
+
+DEFAULT_LIMITS = ExtractionLimits()
+
+
+@dataclass(frozen=True)
+class _Section:
+    """Lines [start, end) under one heading path (a page of a PDF has an empty path)."""
+
+    heading_path: tuple[str, ...]
+    start: int
+    end: int
+    # The line the section's character ranges count from, and the page it lies on (PDF).
+    origin: int
+    page: int | None = None
+    # A heading line opening the section: it joins the text below it and never stands alone.
+    heading_line: bool = False
+
+
+@dataclass(frozen=True)
+class _Layout:
+    lines: list[str]
+    sections: list[_Section]
+    title: str | None = None
+    pages: int = 0
+
+
+@dataclass(frozen=True)
+class ExtractedDocument:
+    """A document's extracted lines, its located chunks, and what it is."""
+
+    content_type: str
+    text: str
+    chunks: tuple[TextChunk, ...]
+    title: str | None
+    pages: int
+
+    @property
+    def source_type(self) -> str:
+        return SOURCE_TYPES[self.content_type]
+
+
+def _clean(line: str) -> str:
+    """One extracted line: no line breaks inside, no control characters, no trailing blanks."""
+    return _CONTROL.sub("", _LINE_BREAKS.sub(" ", line)).rstrip()
+
+
+def _trim_trailing_blank(lines: list[str]) -> list[str]:
+    # ``"\\n".join`` then ``splitlines`` would drop trailing empty lines and shift nothing else.
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+# ---- PDF ---------------------------------------------------------------------------------------
+
+_PDFIUM_PASSWORD_ERRORS = {4, 6}  # FPDF_ERR_PASSWORD, FPDF_ERR_SECURITY
+
+
+def _pdf_layout(raw: bytes, limits: ExtractionLimits) -> _Layout:
+    import pypdfium2 as pdfium
+
+    try:
+        document = pdfium.PdfDocument(raw)
+    except pdfium.PdfiumError as error:
+        if getattr(error, "err_code", None) in _PDFIUM_PASSWORD_ERRORS or "password" in str(error).lower():
+            raise ExtractionError(
+                DenialReason.ENCRYPTED, "the PDF is encrypted: it cannot be opened without a password"
+            ) from error
+        raise ExtractionError(DenialReason.CORRUPT, f"the PDF cannot be parsed ({error})") from error
+    try:
+        page_count = len(document)
+        if page_count > limits.max_pdf_pages:
+            raise ExtractionError(
+                DenialReason.OVER_LIMIT,
+                f"the PDF has {page_count} pages, over the limit of {limits.max_pdf_pages}",
+            )
+        lines: list[str] = []
+        sections: list[_Section] = []
+        for index in range(page_count):
+            page = document[index]
+            try:
+                textpage = page.get_textpage()
+                try:
+                    text = textpage.get_text_range()
+                finally:
+                    textpage.close()
+            finally:
+                page.close()
+            page_lines = [_clean(line) for line in text.replace("\r\n", "\n").splitlines()]
+            while page_lines and not page_lines[0]:
+                page_lines.pop(0)
+            _trim_trailing_blank(page_lines)
+            if page_lines:
+                start = len(lines)
+                lines.extend(page_lines)
+                sections.append(_Section((), start, len(lines), start, page=index + 1))
+    except pdfium.PdfiumError as error:
+        raise ExtractionError(DenialReason.CORRUPT, f"the PDF cannot be read ({error})") from error
+    finally:
+        document.close()
+    if not lines:
+        raise NoTextError(
+            f"the PDF has {page_count} page(s) but no text layer (scanned pages?); OCR is not done"
+        )
+    return _Layout(lines, sections, pages=page_count)
+
+
+# ---- HTML --------------------------------------------------------------------------------------
+
+# Dropped with everything inside, never read: executable, styling, interactive or embedded content.
+_HTML_DROPPED = frozenset(
+    {
+        "script", "style", "noscript", "template", "iframe", "frame", "frameset", "object", "embed",
+        "applet", "svg", "math", "canvas", "video", "audio", "picture", "img", "map", "form",
+        "button", "input", "select", "textarea", "nav", "aside", "dialog", "head", "link", "meta",
+        "base",
+    }
+)  # fmt: skip
+# Page furniture around the main content, dropped only when there is no <main> or <article>.
+_HTML_FURNITURE = frozenset({"header", "footer"})
+_HTML_HEADINGS = {f"h{level}": level for level in range(1, 7)}
+_HTML_BLOCKS = frozenset(
+    {
+        "address", "article", "blockquote", "body", "caption", "center", "dd", "details", "div", "dl",
+        "dt", "fieldset", "figcaption", "figure", "footer", "header", "hgroup", "hr", "html", "legend",
+        "li", "main", "ol", "p", "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead",
+        "tr", "ul",
+    }
+)  # fmt: skip
+
+
+def _html_text(raw: bytes) -> str:
+    """The page decoded by its byte-order mark, else its ``<meta charset>``, else as UTF-8."""
+    for bom, encoding in (
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
+        if raw.startswith(bom):
+            return raw.decode(encoding, errors="replace")
+    match = _META_CHARSET.search(raw[:4096])
+    encoding = "utf-8"
+    if match is not None:
+        try:
+            encoding = codecs.lookup(match.group(1).decode("ascii")).name
+        except LookupError:
+            encoding = "utf-8"
+    return raw.decode(encoding, errors="replace")
+
+
+def _html_blocks(root: LexborNode, drop_furniture: bool) -> Iterator[tuple[str, int, str]]:
+    """(kind, heading level, text) for each block in reading order; kind: heading, text, item, row, pre."""
+    buffer: list[str] = []
+
+    def flush(kind: str = "text", level: int = 0) -> Iterator[tuple[str, int, str]]:
+        text = _SPACES.sub(" ", "".join(buffer)).strip()
+        buffer.clear()
+        if text:
+            yield kind, level, text
+
+    # An explicit stack: deeply nested markup cannot exhaust the interpreter's recursion limit.
+    stack: list[tuple[LexborNode, bool]] = [(root, False)]
+    while stack:
+        node, leaving = stack.pop()
+        tag: str = node.tag or ""
+        if leaving:
+            if tag in _HTML_HEADINGS:
+                yield from flush("heading", _HTML_HEADINGS[tag])
+            elif tag == "li":
+                yield from flush("item")
+            else:
+                yield from flush()
+            continue
+        if tag == "-text":
+            buffer.append(node.text_content or "")
+            continue
+        if tag.startswith("-") or tag in _HTML_DROPPED or (drop_furniture and tag in _HTML_FURNITURE):
+            continue
+        if tag == "br":
+            buffer.append(" ")
+            continue
+        if tag == "pre":
+            yield from flush()
+            text = node.text(deep=True)
+            if text.strip():
+                yield "pre", 0, text
+            continue
+        if tag == "tr":
+            yield from flush()
+            cells = [
+                _SPACES.sub(" ", cell.text(deep=True)).strip()
+                for cell in node.iter()
+                if cell.tag in ("td", "th")
+            ]
+            row = " | ".join(cell for cell in cells if cell)
+            if row:
+                yield "row", 0, row
+            continue
+        block = tag in _HTML_BLOCKS or tag in _HTML_HEADINGS
+        if block:
+            yield from flush()
+            stack.append((node, True))
+        children = list(node.iter(include_text=True))
+        stack.extend((child, False) for child in reversed(children))
+
+
+def _html_layout(raw: bytes, limits: ExtractionLimits) -> _Layout:
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(_html_text(raw))
+    title_node = tree.css_first("title")
+    title = _SPACES.sub(" ", title_node.text()).strip() if title_node is not None else ""
+    root = tree.css_first("main") or tree.css_first("article") or tree.css_first("[role=main]")
+    drop_furniture = root is None
+    root = root or tree.body or tree.root
+    lines: list[str] = []
+    headings: list[tuple[int, int, str]] = []  # (line index, level, title)
+    first_heading = ""
+    if root is not None:
+        for kind, level, text in _html_blocks(root, drop_furniture):
+            if lines:
+                lines.append("")
+            if kind == "heading":
+                text = _clean(text)
+                headings.append((len(lines), level, text))
+                first_heading = first_heading or text
+                lines.append("#" * level + " " + text)
+            elif kind == "pre":
+                lines.append("```")
+                lines.extend(_clean(line) for line in text.strip("\n").splitlines())
+                lines.append("```")
+            else:
+                prefix = "- " if kind == "item" else ""
+                lines.append(_escape(prefix + _clean(text)))
+    _trim_trailing_blank(lines)
+    if not any(line.strip() for index, line in enumerate(lines) if index not in {h for h, _, _ in headings}):
+        raise NoTextError("the HTML page has no text in its main content")
+    return _Layout(lines, _heading_sections(headings, len(lines)), title=title or first_heading or None)
+
+
+def _heading_sections(headings: Sequence[tuple[int, int, str]], line_count: int) -> list[_Section]:
+    """Sections cut at heading lines ``(line index, level, title)``; text before the first heading
+    is a section with an empty heading path."""
+    cuts = [*headings, (line_count, 0, "")]
+    sections: list[_Section] = []
+    if cuts[0][0] > 0:
+        sections.append(_Section((), 0, cuts[0][0], 0))
+    path: list[tuple[int, str]] = []
+    for (index, level, text), (following, _, _) in itertools.pairwise(cuts):
+        path = [(depth, name) for depth, name in path if depth < level]
+        path.append((level, text))
+        sections.append(_Section(tuple(name for _, name in path), index, following, index, heading_line=True))
+    return sections
+
+
+def _escape(line: str) -> str:
+    """A text line that would read as a Markdown heading or code fence gets a leading backslash."""
+    return "\\" + line if is_markup_line(line) else line
+
+
+# ---- DOCX --------------------------------------------------------------------------------------
+
+_DOCX_HEADING = re.compile(r"^(?:heading\s*(\d)|title)$", re.IGNORECASE)
+
+
+def check_zip(raw: bytes, limits: ExtractionLimits, *, required: str) -> None:
+    """Refuse a zip container from its directory alone, before any member is decompressed."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(raw))
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as error:
+        raise ExtractionError(
+            DenialReason.CORRUPT, f"not a readable zip container (truncated or damaged: {error})"
+        ) from error
+    with archive:
+        members = archive.infolist()
+    if len(members) > limits.max_zip_members:
+        raise ExtractionError(
+            DenialReason.OVER_LIMIT, f"{len(members)} zip members, over the limit of {limits.max_zip_members}"
+        )
+    total = 0
+    for member in members:
+        if member.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise ExtractionError(
+                DenialReason.OVER_LIMIT,
+                f"zip member compressed with method {member.compress_type}, not stored or deflate",
+            )
+        if member.file_size > limits.max_zip_member_bytes:
+            raise ExtractionError(
+                DenialReason.OVER_LIMIT,
+                f"a zip member expands to {member.file_size} bytes, over the limit of {limits.max_zip_member_bytes}",
+            )
+        if member.file_size > limits.zip_ratio_floor_bytes and member.file_size > limits.max_zip_ratio * max(
+            member.compress_size, 1
+        ):
+            raise ExtractionError(
+                DenialReason.OVER_LIMIT,
+                f"a zip member expands {member.file_size / max(member.compress_size, 1):.0f} times, "
+                f"over the limit of {limits.max_zip_ratio:.0f} (a zip bomb?)",
+            )
+        total += member.file_size
+    if total > limits.max_zip_total_bytes:
+        raise ExtractionError(
+            DenialReason.OVER_LIMIT,
+            f"zip members expand to {total} bytes, over the limit of {limits.max_zip_total_bytes}",
+        )
+    if required not in {member.filename for member in members}:
+        raise ExtractionError(DenialReason.CORRUPT, f"the container has no {required}")
+
+
+def _docx_layout(raw: bytes, limits: ExtractionLimits) -> _Layout:
+    check_zip(raw, limits, required="word/document.xml")
+    import docx
+    from docx.table import Table
+
+    try:
+        document = docx.Document(io.BytesIO(raw))
+        lines: list[str] = []
+        headings: list[tuple[int, int, str]] = []
+        for item in document.iter_inner_content():
+            if isinstance(item, Table):
+                for row in item.rows:
+                    # A merged cell appears once per grid column it spans; it is read once.
+                    cells: list[str] = []
+                    spans: set[int] = set()
+                    for cell in row.cells:
+                        if id(cell._tc) not in spans:
+                            spans.add(id(cell._tc))
+                            cells.append(_SPACES.sub(" ", cell.text).strip())
+                    lines.append(_clean(" | ".join(cell for cell in cells if cell)))
+                continue
+            text = _clean(item.text)
+            style = item.style.name if item.style is not None and item.style.name else ""
+            match = _DOCX_HEADING.match(style.strip())
+            if match is not None and text.strip():
+                headings.append((len(lines), int(match.group(1) or 1), text.strip()))
+            lines.append(text)
+        title = (document.core_properties.title or "").strip()
+    except ExtractionError:
+        raise
+    except Exception as error:  # python-docx and lxml raise many kinds on a damaged package
+        raise ExtractionError(
+            DenialReason.CORRUPT, f"the DOCX cannot be parsed ({type(error).__name__}: {error})"
+        ) from error
+    _trim_trailing_blank(lines)
+    heading_lines = {index for index, _, _ in headings}
+    if not any(line.strip() for index, line in enumerate(lines) if index not in heading_lines):
+        raise NoTextError("the DOCX has no text in its body")
+    return _Layout(
+        lines, _heading_sections(headings, len(lines)), title=title or (headings[0][2] if headings else None)
+    )
+
+
+# ---- chunks and locators -----------------------------------------------------------------------
+
+
+def _pack(lines: Sequence[str], section: _Section, max_chars: int) -> list[tuple[int, int]]:
+    """Runs of whole lines [first, last) of one section, each at most ``max_chars`` where a line
+    allows; a heading line joins the text after it; blank lines never start or end a run."""
+    runs: list[tuple[int, int]] = []
+    first: int | None = None
+    last = 0
+    size = 0
+    for index in range(section.start, section.end):
+        line = lines[index]
+        if not line.strip():
+            continue
+        length = len(line) + 1
+        only_heading = section.heading_line and first == section.start and last == section.start + 1
+        if first is not None and size + length > max_chars and not only_heading:
+            runs.append((first, last))
+            first = None
+        if first is None:
+            first, size = index, 0
+        size += length
+        last = index + 1
+    if first is not None:
+        runs.append((first, last))
+    if section.heading_line and runs and runs[0] == (section.start, section.start + 1):
+        runs.pop(0)  # a heading with no text under it says nothing
+    return runs
+
+
+def _locator(
+    content_type: str, section: _Section, offsets: Sequence[int], first: int, last: int, lines: Sequence[str]
+) -> tuple[str, str]:
+    begin = offsets[first] - offsets[section.origin]
+    end = offsets[last - 1] + len(lines[last - 1]) - offsets[section.origin]
+    if content_type == PDF:
+        return "page", f"page {section.page}, characters {begin}-{end}"
+    if content_type == HTML:
+        if section.heading_path:
+            return "heading", f"{' > '.join(section.heading_path)}, characters {begin}-{end}"
+        return "other", f"document start, characters {begin}-{end}"
+    return "other", f"paragraphs {first + 1}-{last}"
+
+
+_LAYOUTS: dict[str, Callable[[bytes, ExtractionLimits], _Layout]] = {
+    PDF: _pdf_layout,
+    HTML: _html_layout,
+    DOCX: _docx_layout,
+}
+
+
+def _layout(content_type: str, raw: bytes, limits: ExtractionLimits) -> _Layout:
+    reader = _LAYOUTS.get(content_type)
+    if reader is None:
+        raise ExtractionError(DenialReason.UNKNOWN_CONTENT_TYPE, f"no extractor for {content_type}")
+    if len(raw) > limits.max_file_bytes:
+        raise ExtractionError(
+            DenialReason.OVER_LIMIT, f"{len(raw)} bytes, over the limit of {limits.max_file_bytes}"
+        )
+    return reader(raw, limits)
+
+
+def extract_document(
+    content_type: str,
+    raw: bytes,
+    *,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    limits: ExtractionLimits = DEFAULT_LIMITS,
+) -> ExtractedDocument:
+    """The extracted text of a PDF, HTML or DOCX file and its located chunks."""
+    layout = _layout(content_type, raw, limits)
+    lines = layout.lines
+    offsets = [0] * (len(lines) + 1)
+    for index, line in enumerate(lines):
+        offsets[index + 1] = offsets[index] + len(line) + 1
+    chunks: list[TextChunk] = []
+    for section in layout.sections:
+        for first, last in _pack(lines, section, max_chars):
+            locator_type, locator_value = _locator(content_type, section, offsets, first, last, lines)
+            chunks.append(
+                TextChunk(
+                    ordinal=len(chunks),
+                    locator_type=locator_type,
+                    locator_value=locator_value,
+                    heading_path=section.heading_path,
+                    start_line=first + 1,
+                    end_line=last,
+                    text="\n".join(lines[first:last]),
+                )
+            )
+    return ExtractedDocument(
+        content_type=content_type,
+        text="\n".join(lines),
+        chunks=tuple(chunks),
+        title=layout.title,
+        pages=layout.pages,
+    )
+
+
+def extracted_text(content_type: str, raw: bytes, *, limits: ExtractionLimits = DEFAULT_LIMITS) -> str:
+    """The text whose lines a PDF, HTML or DOCX file's locators count."""
+    return "\n".join(_layout(content_type, raw, limits).lines)
+
+
+def source_text(name: str, raw: bytes) -> str:
+    """The text a direct read cuts a locator from: extracted for PDF, HTML and DOCX (by the
+    file name's extension), the UTF-8 text itself for everything else."""
+    content_type = content_type_of(name)
+    if content_type in EXTRACTED_TYPES:
+        return extracted_text(content_type, raw)
+    return raw.decode("utf-8")
+
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "EXTRACTED_TYPES",
+    "ExtractedDocument",
+    "ExtractionError",
+    "ExtractionLimits",
+    "NoTextError",
+    "check_zip",
+    "extract_document",
+    "extracted_text",
+    "source_text",
+]
