@@ -19,7 +19,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, Protocol
@@ -28,7 +28,6 @@ from akm.contract.ids import sha256_bytes, sha256_text
 from akm.contract.models import EvidenceRow, Locator, ReadMethod
 from akm.contract.states import mark_stale, record_direct_read, reject
 from akm.manifest import Manifest
-from akm.store import EvidenceStore, Rejection
 
 READER_ID = "akm.direct_read"
 DIRECT_READ_STAGE = "direct-read"
@@ -327,12 +326,6 @@ class DirectReadOutcome:
     read: ReadResult | None
 
 
-class RejectionLog(Protocol):
-    """Where dropped candidates are recorded (the store's rejected-candidates log)."""
-
-    def __call__(self, row: EvidenceRow, *, stage: str, reason: str, notes: str) -> None: ...
-
-
 def location_of(row: EvidenceRow) -> SourceLocation:
     """What a reader must open for `row`: its canonical path (or corpus ID) and locator."""
     source = row.source
@@ -349,7 +342,6 @@ def direct_read(
     row: EvidenceRow,
     reader: SourceReader,
     *,
-    log_rejection: RejectionLog | None = None,
     at: str | None = None,
 ) -> DirectReadOutcome:
     """Re-read `row`'s locator and move the row to direct-read, stale or rejected."""
@@ -364,14 +356,12 @@ def direct_read(
             and expected.checksum is not None
             and error.checksum != expected.checksum
         ):
-            return _stale(row, by, error.revision or "unknown", log_rejection, at)
+            return _stale(row, by, error.revision or "unknown", at)
         rejected = reject(row, by=by, reasons=(f"{error.reason}: {error}",), at=at)
-        if log_rejection is not None:
-            log_rejection(rejected, stage=DIRECT_READ_STAGE, reason=error.reason, notes=str(error))
         return DirectReadOutcome(rejected, "rejected", error.reason, None)
 
     if expected.checksum is not None and expected.checksum != result.checksum:
-        return _stale(row, by, result.revision, log_rejection, at, result)
+        return _stale(row, by, result.revision, at, result)
 
     matched: bool | None = None if expected.checksum is None else True
     read_row = record_direct_read(
@@ -393,7 +383,6 @@ def _stale(
     row: EvidenceRow,
     by: str,
     observed_revision: str,
-    log_rejection: RejectionLog | None,
     at: str | None,
     result: ReadResult | None = None,
 ) -> DirectReadOutcome:
@@ -406,44 +395,4 @@ def _stale(
         observed_revision=observed_revision,
         at=at,
     )
-    if log_rejection is not None:
-        log_rejection(
-            stale,
-            stage=DIRECT_READ_STAGE,
-            reason="stale",
-            notes=f"expected revision {expected_revision}, observed {observed_revision}",
-        )
     return DirectReadOutcome(stale, "stale", "stale", result)
-
-
-def direct_read_all(
-    rows: Iterable[EvidenceRow],
-    reader: SourceReader,
-    *,
-    log_rejection: RejectionLog | None = None,
-    at: str | None = None,
-) -> tuple[DirectReadOutcome, ...]:
-    """Direct-read every row, in order."""
-    return tuple(direct_read(row, reader, log_rejection=log_rejection, at=at) for row in rows)
-
-
-def store_rejection_log(
-    store: EvidenceStore, *, query: str, result_set_id: str, packet_id: str | None = None
-) -> RejectionLog:
-    """A `RejectionLog` writing to the store's rejected-candidates log."""
-
-    def log(row: EvidenceRow, *, stage: str, reason: str, notes: str) -> None:
-        store.record_rejection(
-            Rejection(
-                stage=stage,
-                reason=reason,
-                query=query,
-                result_set_id=result_set_id,
-                packet_id=packet_id,
-                source_id=row.source.source_id,
-                evidence_id=row.evidence_id,
-                detail={"notes": notes, "locator": row.scope.locator.value, "state": row.verification.state},
-            )
-        )
-
-    return log

@@ -17,7 +17,7 @@ Raw lane scores are never read here (E6): only ranks and recorded policy.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -31,7 +31,6 @@ from akm.contract.models import (
     FusionMethod,
 )
 from akm.manifest import Manifest
-from akm.store import EvidenceStore, Rejection
 
 DEFAULT_AUTHORITY_ORDER: tuple[str, ...] = (
     "canonical",
@@ -146,6 +145,20 @@ class ExcludedCandidate:
 
     def record(self) -> ExcludedRow:
         return ExcludedRow(evidence_id=self.row.evidence_id, reason=self.reason, notes=self.notes)
+
+    def log_detail(self) -> dict[str, object]:
+        """What the rejected-candidates log keeps of this exclusion.
+
+        A denied row is logged by reason only: no lane, rank or locator of it is kept (E11, §9).
+        """
+        if self.reason == "denied":
+            return {"notes": self.notes}
+        return {
+            "notes": self.notes,
+            "lane": self.row.retrieval.lane,
+            "laneRank": self.row.retrieval.rank,
+            "locator": self.row.scope.locator.value,
+        }
 
 
 @dataclass(slots=True)
@@ -265,6 +278,10 @@ def _deduplicate(rows: Sequence[EvidenceRow], excluded: list[ExcludedCandidate])
             lane = row.retrieval.lane
             item.lane_ranks[lane] = min(item.lane_ranks.get(lane, row.retrieval.rank), row.retrieval.rank)
         for row in duplicates:
+            if row.evidence_id == best.evidence_id:
+                # The same chunk from another lane: one evidence ID, merged into the item, whose
+                # lane ranks record both lanes. It is not a candidate that lost.
+                continue
             excluded.append(
                 ExcludedCandidate(
                     row,
@@ -436,74 +453,3 @@ def _bounded(before: str, after: str, max_bytes: int) -> tuple[str, str]:
     trimmed_before = before_bytes[len(before_bytes) - before_budget :].decode("utf-8", errors="ignore")
     trimmed_after = after_bytes[:after_budget].decode("utf-8", errors="ignore")
     return trimmed_before, trimmed_after
-
-
-def lane_trace(result: FusionResult) -> Mapping[str, Mapping[str, int]]:
-    """Winner evidence ID → lane → rank, as recorded in the contributions."""
-    return {contribution.evidence_id: contribution.lane_ranks for contribution in result.fusion.contributions}
-
-
-FUSION_STAGE = "fusion"
-
-
-def log_exclusions(
-    store: EvidenceStore,
-    result: FusionResult,
-    *,
-    query: str,
-    result_set_id: str,
-    packet_id: str | None = None,
-) -> None:
-    """Write every excluded candidate to the store's rejected-candidates log (stage ``fusion``).
-
-    Denied rows are logged by reason only: no source ID, evidence ID or locator (E11, §9).
-    """
-    rejections = [
-        Rejection(
-            stage=FUSION_STAGE,
-            reason=excluded.reason,
-            query=query,
-            result_set_id=result_set_id,
-            packet_id=packet_id,
-            source_id=None if excluded.reason == "denied" else excluded.row.source.source_id,
-            evidence_id=None if excluded.reason == "denied" else excluded.row.evidence_id,
-            detail={"notes": excluded.notes}
-            if excluded.reason == "denied"
-            else {
-                "notes": excluded.notes,
-                "lane": excluded.row.retrieval.lane,
-                "laneRank": excluded.row.retrieval.rank,
-                "locator": excluded.row.scope.locator.value,
-            },
-        )
-        for excluded in result.excluded
-    ]
-    if rejections:
-        with store.transaction() as transaction:
-            transaction.record_rejections(rejections)
-
-
-def store_neighbours(store: EvidenceStore) -> Callable[[EvidenceRow, int, int], NeighbourContext | None]:
-    """Neighbour provider for `expand_winners`: adjacent chunks of the winner's source version."""
-
-    def neighbours(row: EvidenceRow, before: int, after: int) -> NeighbourContext | None:
-        locator = row.scope.locator
-        anchor = next(
-            (
-                chunk
-                for chunk in store.chunks_of_source(row.source.source_id)
-                if chunk.locator_value == locator.value
-                and chunk.start_line == locator.start_line
-                and chunk.sha256 == row.source.version.checksum
-            ),
-            None,
-        )
-        if anchor is None:
-            return None
-        around = store.neighbours(anchor.chunk_id, before=before, after=after)
-        return NeighbourContext(
-            before="\n\n".join(chunk.text for chunk in around if chunk.ordinal < anchor.ordinal),
-            after="\n\n".join(chunk.text for chunk in around if chunk.ordinal > anchor.ordinal),
-        )
-
-    return neighbours

@@ -56,7 +56,6 @@ from akm.contract.models import (
 from akm.contract.rules import check_packet
 from akm.contract.schema import FORMAT_CHECKER, UPSTREAM_SCHEMA_PATH, project_schema
 from akm.manifest import Manifest
-from akm.store import StoreTransaction
 
 PACKET_VERIFIER = "akm.packet"
 _CLAIM_CLASSES: frozenset[str] = frozenset(get_args(ClaimClass))
@@ -329,23 +328,6 @@ def ensure_valid(packet: EvidencePacket) -> dict[str, Any]:
     return document
 
 
-def record_history(tx: StoreTransaction, rows: Sequence[EvidenceRow], packet_id: str, since: int = 0) -> None:
-    """Append each row's history events (from position ``since``) to the event log."""
-    for row in rows:
-        history = row.verification.history or ()
-        for index in range(since, len(history)):
-            event = history[index]
-            tx.record_verification_event(
-                evidence_id=row.evidence_id,
-                from_state=history[index - 1].state if index > 0 else None,
-                to_state=event.state,
-                actor=event.by,
-                reason=event.reason,
-                packet_id=packet_id,
-                detail={"historyIndex": index},
-            )
-
-
 __all__ = [
     "PACKET_VERIFIER",
     "InvalidPacketError",
@@ -357,5 +339,4 @@ __all__ = [
     "packet_findings",
     "packet_policies",
     "packet_project",
-    "record_history",
 ]

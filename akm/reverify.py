@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from akm.answer.responsiveness import carried_forward
+from akm.bundle import ClaimJudgement, PacketBundle, RowWrite, record_rows, save_packet_bundle
 from akm.contract.ids import evidence_id, utc_now_iso
 from akm.contract.models import (
     SCHEMA_VERSION,
@@ -44,7 +45,7 @@ from akm.contract.models import (
 from akm.contract.states import TERMINAL_STATES, mark_stale, promote_to_claim_supported, reject
 from akm.direct_read import direct_read
 from akm.manifest import Manifest
-from akm.packet import assemble_packet, record_history
+from akm.packet import assemble_packet
 from akm.retrieval.candidates import candidate_from_chunk
 from akm.source_readers import RootReaders
 from akm.store import EvidenceStore, StoredChunk
@@ -257,26 +258,26 @@ def _reverify_source(
     if not invalidated and not rebuilt:
         return
     with store.transaction() as tx:
-        tx.save_rows(row for row, _ in invalidated)
-        for row, since in invalidated:
-            record_history(tx, [row], packet_id="", since=since)
+        record_rows(tx, (RowWrite(row, since) for row, since in invalidated), packet_id="")
         for packet, new_rows, judgements, _summary in rebuilt:
-            tx.save_rows(row for row, _ in new_rows)
-            tx.save_packet(packet.to_json())
-            for claim in packet.claims:
-                for row_id in claim.support_row_ids:
-                    judgement = judgements.get(f"{claim.claim_id}\n{row_id}")
-                    if judgement is not None:
-                        tx.record_claim_support(
-                            packet_id=packet.packet_id,
-                            claim_id=claim.claim_id,
+            save_packet_bundle(
+                tx,
+                PacketBundle(
+                    packet=packet,
+                    rows=tuple(RowWrite(row, since) for row, since in new_rows),
+                    judgements=tuple(
+                        ClaimJudgement(
+                            claim_id=claim_id,
                             evidence_id=row_id,
                             label=str(judgement["label"]),
                             note=str(judgement["note"]),
                             detail=judgement,
                         )
-            for row, since in new_rows:
-                record_history(tx, [row], packet.packet_id, since=since)
+                        for key, judgement in judgements.items()
+                        for claim_id, row_id in [key.split("\n", 1)]
+                    ),
+                ),
+            )
     report.packets.extend(summary for *_, summary in rebuilt)
 
 

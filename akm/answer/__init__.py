@@ -14,7 +14,6 @@ from akm.answer.orchestrate import (
     NO_ANSWER_TEXT,
     answer,
     answer_stream,
-    merged_duplicates,
     save_answer,
 )
 from akm.answer.prompt import AnswerGenerator, EvidencePrompt, build_prompt, run_to_end
@@ -58,7 +57,6 @@ __all__ = [
     "answer",
     "answer_stream",
     "build_prompt",
-    "merged_duplicates",
     "run_to_end",
     "save_answer",
     "source_path",

@@ -48,16 +48,16 @@ from akm.answer.results import (
 )
 from akm.answer.selection import Selection, content_terms, select_evidence
 from akm.answer.tidy import drop_non_answers, tidy_answer
+from akm.bundle import ClaimJudgement, PacketBundle, fresh_rows, save_packet_bundle
 from akm.claims import extract_claims
-from akm.contract.ids import packet_id as make_packet_id
-from akm.contract.ids import utc_now_iso
-from akm.contract.models import EvidencePacket, EvidenceRow
+from akm.contract.models import EvidencePacket, EvidenceRow, LaneRun
 from akm.direct_read import DirectReadOutcome, direct_read
 from akm.embedding import Embedder
-from akm.fusion import FusionResult, FusionSettings, expand_winners, fuse, store_neighbours
+from akm.fusion import ExcludedCandidate, FusionResult, FusionSettings, expand_winners, fuse
 from akm.manifest import Manifest
-from akm.packet import assemble_packet, important_claim_classes, record_history
-from akm.retrieval.orchestrate import retrieve, write_lane_runs
+from akm.packet import assemble_packet, important_claim_classes
+from akm.retrieval.neighbours import store_neighbours
+from akm.retrieval.orchestrate import retrieve
 from akm.source_readers import RootReaders
 from akm.store import EvidenceStore, Rejection
 from akm.support import (
@@ -166,14 +166,10 @@ def answer_stream(
         overrides: dict[str, object] = {"max_rows": options.max_rows}
         if options.fusion_method is not None:
             overrides["method"] = options.fusion_method
-        fused = merged_duplicates(
-            fuse(retrieval.candidates, FusionSettings.from_manifest(manifest, **overrides))
-        )
-        winners = expand_winners(fused.winners, store_neighbours(store), manifest)
-    packet_id = make_packet_id(task, retrieval.query, manifest.manifest_version, 1)
+        fused = fuse(retrieval.candidates, FusionSettings.from_manifest(manifest, **overrides))
+        winners = expand_winners(fused.winners, store_neighbours(store, retrieval.chunk_ids), manifest)
     rejections = [
-        _fusion_rejection(excluded, retrieval.query, retrieval.result_set_id, packet_id)
-        for excluded in fused.excluded
+        _fusion_rejection(excluded, retrieval.query, retrieval.result_set_id) for excluded in fused.excluded
     ]
 
     with clock.stage("direct_read"):
@@ -181,7 +177,7 @@ def answer_stream(
         outcomes = [direct_read(row, readers.for_row(row)) for row in winners]
     evidence, others, attempts = _read_evidence(outcomes)
     rejections.extend(
-        _read_rejection(outcome, retrieval.query, retrieval.result_set_id, packet_id)
+        _read_rejection(outcome, retrieval.query, retrieval.result_set_id)
         for outcome in outcomes
         if outcome.status != "direct-read"
     )
@@ -194,7 +190,6 @@ def answer_stream(
             reason=excluded.reason,
             query=retrieval.query,
             result_set_id=retrieval.result_set_id,
-            packet_id=packet_id,
             source_id=excluded.evidence.row.source.source_id,
             evidence_id=excluded.evidence.row.evidence_id,
             detail={"notes": excluded.note, "locator": excluded.evidence.row.scope.locator.value},
@@ -239,8 +234,6 @@ def answer_stream(
             measured_metrics=_measured_metrics(retrieval.candidates, fused, support, input_bytes, clock),
             responsiveness=(composed.responsiveness.responsive, _responsiveness_reason(composed)),
         )
-    if packet.packet_id != packet_id:
-        raise RuntimeError("packet ID differs from the one its rejections were logged under")
 
     decode = dict(generated.decode)
     selection_record = _selection_record(selection, composed, generated_text=text)
@@ -249,6 +242,7 @@ def answer_stream(
             store,
             packet,
             support=support,
+            lanes_run=retrieval.lane_runs,
             lane_result_set=retrieval.result_set_id,
             rejections=rejections,
             decode_record={
@@ -414,57 +408,29 @@ def _selection_record(selection: Selection, composed: _Composed, *, generated_te
     }
 
 
-def _fusion_rejection(excluded: Any, query: str, result_set_id: str, packet_id: str) -> Rejection:
+def _fusion_rejection(excluded: ExcludedCandidate, query: str, result_set_id: str) -> Rejection:
     denied = excluded.reason == "denied"
     return Rejection(
         stage="fusion",
         reason=excluded.reason,
         query=query,
         result_set_id=result_set_id,
-        packet_id=packet_id,
         source_id=None if denied else excluded.row.source.source_id,
         evidence_id=None if denied else excluded.row.evidence_id,
-        detail={"notes": excluded.notes}
-        if denied
-        else {
-            "notes": excluded.notes,
-            "lane": excluded.row.retrieval.lane,
-            "locator": excluded.row.scope.locator.value,
-        },
+        detail=excluded.log_detail(),
     )
 
 
-def _read_rejection(outcome: DirectReadOutcome, query: str, result_set_id: str, packet_id: str) -> Rejection:
+def _read_rejection(outcome: DirectReadOutcome, query: str, result_set_id: str) -> Rejection:
     return Rejection(
         stage="direct-read",
         reason=outcome.reason,
         query=query,
         result_set_id=result_set_id,
-        packet_id=packet_id,
         source_id=outcome.row.source.source_id,
         evidence_id=outcome.row.evidence_id,
         detail={"state": outcome.row.verification.state, "locator": outcome.row.scope.locator.value},
     )
-
-
-def merged_duplicates(result: FusionResult) -> FusionResult:
-    """Drop "duplicate" exclusions of a row that is itself a winner.
-
-    Two lanes that return the same chunk produce one evidence ID; dedup keeps one copy as the
-    winner (its contribution records both lanes' ranks) and lists the other copy as excluded,
-    which would name the winner's ID among the excluded rows. The merge is already recorded in
-    the contribution's ``laneRanks``.
-    """
-    winners = {row.evidence_id for row in result.winners}
-    kept = tuple(
-        excluded
-        for excluded in result.excluded
-        if not (excluded.reason == "duplicate" and excluded.row.evidence_id in winners)
-    )
-    if len(kept) == len(result.excluded):
-        return result
-    fusion = result.fusion.model_copy(update={"excluded_rows": tuple(item.record() for item in kept)})
-    return FusionResult(fusion=fusion, winners=result.winners, excluded=kept)
 
 
 def _read_evidence(
@@ -546,37 +512,38 @@ def save_answer(
     packet: EvidencePacket,
     *,
     support: SupportResult,
+    lanes_run: Sequence[LaneRun],
     lane_result_set: str,
     rejections: Sequence[Rejection],
     decode_record: Mapping[str, Any],
 ) -> None:
     """Packet, rows, history events, claims with the verifier's judgements, lane runs,
     rejections and decode statistics: all or nothing."""
-    document = packet.to_json()
-    referenced = {(claim.claim_id, row_id) for claim in packet.claims for row_id in claim.support_row_ids}
+    bundle = PacketBundle(
+        packet=packet,
+        rows=fresh_rows(packet.evidence_rows),
+        judgements=tuple(
+            ClaimJudgement(
+                claim_id=judgement.claim_id,
+                evidence_id=judgement.evidence_id,
+                label=judgement.label,
+                note=judgement.note,
+                detail=judgement.to_json(),
+            )
+            for judgement in support.judgements
+        ),
+        lane_runs=tuple(lanes_run),
+        result_set_id=lane_result_set,
+        rejections=tuple(rejections),
+        decode_stats=decode_record,
+    )
     with store.transaction() as tx:
-        tx.save_rows(packet.evidence_rows)
-        tx.save_packet(document)
-        for judgement in support.judgements:
-            if (judgement.claim_id, judgement.evidence_id) in referenced:
-                tx.record_claim_support(
-                    packet_id=packet.packet_id,
-                    claim_id=judgement.claim_id,
-                    evidence_id=judgement.evidence_id,
-                    label=judgement.label,
-                    note=judgement.note,
-                    detail=judgement.to_json(),
-                )
-        record_history(tx, packet.evidence_rows, packet.packet_id)
-        write_lane_runs(tx, packet.lanes_run, lane_result_set, packet.packet_id)
-        tx.record_rejections(rejections)
-        tx.save_decode_stats(packet.packet_id, {**decode_record, "recordedAt": utc_now_iso()})
+        save_packet_bundle(tx, bundle)
 
 
 __all__ = [
     "ANSWER_ACTOR",
     "NO_ANSWER_TEXT",
     "answer",
-    "merged_duplicates",
     "save_answer",
 ]

@@ -93,6 +93,15 @@ class RetrievalResult:
     def lane_run(self, lane: LaneName) -> LaneRun:
         return next(run for run in self.lane_runs if run.lane == lane)
 
+    @property
+    def chunk_ids(self) -> dict[str, int]:
+        """Evidence ID → the stored chunk its row was cut from (lanes that found one chunk share its ID)."""
+        return {
+            row.evidence_id: hit.chunk.chunk_id
+            for result in self.lane_results
+            for row, hit in zip(result.candidates, result.hits, strict=True)
+        }
+
 
 def new_result_set_id() -> str:
     return f"rs:{uuid.uuid4().hex}"

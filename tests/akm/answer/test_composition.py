@@ -11,11 +11,11 @@ import pytest
 
 from akm.answer import NO_ANSWER_TEXT, AnswerOptions, answer
 from akm.answer.responsiveness import NO_ANSWER_REASON
+from akm.config import DEFAULT_MANIFEST_FILE
 from akm.embedding import load_embedder
 from akm.ingest import ingest
 from akm.manifest import load_manifest
 from akm.packet import packet_findings
-from akm.settings import PROJECT_ROOT
 from akm.store import open_store
 
 from .conftest import FixedGenerator
@@ -30,7 +30,7 @@ def answers(tmp_path: Path) -> Iterator[Any]:
     root = tmp_path / "project"
     shutil.copytree(FIXTURE_DOCS, root / "docs")
     (root / "config").mkdir()
-    shutil.copy(PROJECT_ROOT / "config" / "manifest.yaml", root / "config" / "manifest.yaml")
+    shutil.copy(DEFAULT_MANIFEST_FILE, root / "config" / "manifest.yaml")
     store = open_store(f"sqlite:///{tmp_path / 'store.sqlite3'}")
     manifest = load_manifest(root / "config" / "manifest.yaml")
     embedder = load_embedder("hashing")
@@ -112,3 +112,26 @@ def test_a_question_nothing_answers_is_held_without_generating(answers: Any) -> 
     assert result.packet.verification.verdict_reasons[0].startswith(NO_ANSWER_REASON)
     assert result.selection["composition"] == "abstained"
     assert store.get_packet(result.packet_id) is not None
+
+
+def test_fusion_and_direct_read_rejections_are_logged_under_the_packet(answers: Any, tmp_path: Path) -> None:
+    ask, store = answers
+    bridge = next((tmp_path / "project" / "docs").glob("*bridge*"))
+    # The bridge article changes after ingest: its rows are read stale, never direct-read.
+    bridge.write_text(bridge.read_text(encoding="utf-8") + "\nA later paragraph.\n", encoding="utf-8")
+
+    result = ask(QUESTION, FixedGenerator(DATE_SENTENCE))
+
+    logged = [item for item in store.list_rejections() if item.packet_id == result.packet_id]
+    stale = [item for item in logged if item.stage == "direct-read"]
+    assert stale and {item.reason for item in stale} == {"stale"}
+    assert all(item.detail["state"] == "stale" and item.detail["locator"] for item in stale)
+    assert all(bridge.name in (item.source_id or "") for item in stale)
+    assert result.verdict != "PASS"
+    fusion = [item for item in logged if item.stage == "fusion"]
+    # The same chunk found by two lanes is one winner, never an exclusion of itself.
+    winners = {row.evidence_id for row in result.packet.evidence_rows}
+    assert not any(item.evidence_id in winners for item in fusion if item.reason == "duplicate")
+    assert all(
+        {"lane", "laneRank", "locator"} <= set(item.detail) for item in fusion if item.reason != "denied"
+    )

@@ -3,7 +3,6 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,29 +14,18 @@ from akm.direct_read import (
     LocatorNotFoundError,
     SourceLocation,
     direct_read,
-    direct_read_all,
     extract_passage,
-    store_rejection_log,
 )
 
 AT = "2026-11-29T01:00:00.000Z"
-
-
-class RecordingLog:
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, str, str, str]] = []
-
-    def __call__(self, row: Any, *, stage: str, reason: str, notes: str) -> None:
-        self.calls.append((row.evidence_id, stage, reason, row.verification.state))
 
 
 def test_unchanged_source_becomes_direct_read_with_checksum_match(
     source_root, candidate_for, contract_validator
 ):
     row = candidate_for()
-    log = RecordingLog()
 
-    outcome = direct_read(row, FileSourceReader(source_root), log_rejection=log, at=AT)
+    outcome = direct_read(row, FileSourceReader(source_root), at=AT)
 
     assert outcome.status == "direct-read"
     assert outcome.read is not None and outcome.read.text == "Run make install.\nThen make test."
@@ -55,16 +43,15 @@ def test_unchanged_source_becomes_direct_read_with_checksum_match(
     assert read.read_method == "direct-file-read"
     assert [event.state for event in outcome.row.verification.history or ()] == ["candidate", "direct-read"]
     assert outcome.row.scope.locator == row.scope.locator
-    assert log.calls == []
+    assert outcome.reason == "checksum matches the indexed version"
     contract_validator(outcome.row.to_json(), "EvidenceRow")
 
 
 def test_edited_source_becomes_stale_never_direct_read(source_root, candidate_for, contract_validator):
     row = candidate_for()
     (source_root / "docs" / "guide.md").write_text("# Guide\n\nRewritten.\n", encoding="utf-8")
-    log = RecordingLog()
 
-    outcome = direct_read(row, FileSourceReader(source_root), log_rejection=log, at=AT)
+    outcome = direct_read(row, FileSourceReader(source_root), at=AT)
 
     assert outcome.status == "stale"
     assert outcome.row.verification.state == "stale"
@@ -75,20 +62,19 @@ def test_edited_source_becomes_stale_never_direct_read(source_root, candidate_fo
     assert outcome.row.freshness.reason == (
         f"source changed since it was indexed (expected revision {row.source.version.revision}, observed {observed})"
     )
-    assert log.calls == [(row.evidence_id, "direct-read", "stale", "stale")]
+    assert outcome.reason == "stale"
     contract_validator(outcome.row.to_json(), "EvidenceRow")
 
 
 def test_deleted_source_is_rejected(source_root, candidate_for, contract_validator):
     row = candidate_for()
     (source_root / "docs" / "guide.md").unlink()
-    log = RecordingLog()
 
-    outcome = direct_read(row, FileSourceReader(source_root), log_rejection=log, at=AT)
+    outcome = direct_read(row, FileSourceReader(source_root), at=AT)
 
     assert outcome.status == "rejected"
     assert outcome.row.verification.rejection_reasons == ("source-missing: docs/guide.md no longer exists",)
-    assert log.calls == [(row.evidence_id, "direct-read", "source-missing", "rejected")]
+    assert outcome.reason == "source-missing"
     contract_validator(outcome.row.to_json(), "EvidenceRow")
 
 
@@ -144,16 +130,6 @@ def test_extract_passage_rejects_an_unknown_heading():
         extract_passage("# Title\ntext\n", Locator(type="heading", value="# Missing"))
 
 
-def test_direct_read_all_keeps_order(source_root, candidate_for):
-    first = candidate_for()
-    second = candidate_for(
-        locator=Locator(type="line-range", value="docs/guide.md:1-1", start_line=1, end_line=1)
-    )
-    outcomes = direct_read_all([first, second], FileSourceReader(source_root), at=AT)
-    assert [outcome.row.evidence_id for outcome in outcomes] == [first.evidence_id, second.evidence_id]
-    assert [outcome.status for outcome in outcomes] == ["direct-read", "direct-read"]
-
-
 def test_jsonl_corpus_reader_rereads_a_row_by_id(tmp_path: Path):
     corpus = tmp_path / "corpus.jsonl.gz"
     documents = [
@@ -170,21 +146,3 @@ def test_jsonl_corpus_reader_rereads_a_row_by_id(tmp_path: Path):
 
     assert result.text == "Twelve\n\nThe twelfth abstract."
     assert result.checksum == sha256_text("Twelve\n\nThe twelfth abstract.")
-
-
-def test_stale_and_rejected_reads_reach_the_store_log(source_root, candidate_for, sqlite_store):
-    fresh = candidate_for()
-    missing = candidate_for(
-        locator=Locator(type="line-range", value="docs/guide.md:1-1", start_line=1, end_line=1)
-    )
-    (source_root / "docs" / "guide.md").write_text("changed\n", encoding="utf-8")
-    log = store_rejection_log(sqlite_store, query="make install", result_set_id="rs:dr", packet_id="pk:dr")
-
-    outcomes = direct_read_all([fresh, missing], FileSourceReader(source_root), log_rejection=log, at=AT)
-
-    assert [outcome.status for outcome in outcomes] == ["stale", "stale"]
-    logged = sqlite_store.list_rejections(stage="direct-read")
-    assert sorted((record.reason, record.evidence_id) for record in logged) == sorted(
-        [("stale", fresh.evidence_id), ("stale", missing.evidence_id)]
-    )
-    assert {record.result_set_id for record in logged} == {"rs:dr"}

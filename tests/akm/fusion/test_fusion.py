@@ -102,9 +102,8 @@ def test_dedup_happens_before_the_source_cap(make_row):
         "docs/s.md:20-24",
         "docs/t.md:10-14",
     ]
-    assert [(e.reason, e.row.retrieval.lane) for e in capped_at_two.excluded] == [
-        ("duplicate", "qmd-semantic")
-    ]
+    # The second lane's copy is the same evidence (one ID): merged into the winner, not excluded.
+    assert capped_at_two.excluded == ()
     assert capped_at_two.fusion.contributions[0].lane_ranks == {"qmd-lexical": 1, "qmd-semantic": 2}
 
     capped_at_one = fuse(candidates, FusionSettings(per_source_cap=1))
@@ -112,7 +111,7 @@ def test_dedup_happens_before_the_source_cap(make_row):
         "docs/s.md:10-14",
         "docs/t.md:10-14",
     ]
-    assert sorted(e.reason for e in capped_at_one.excluded) == ["duplicate", "source-cap"]
+    assert sorted(e.reason for e in capped_at_one.excluded) == ["source-cap"]
 
 
 def test_duplicate_keeps_the_exact_lane_row_and_its_locator(make_row):

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import yaml
 
-from akm.direct_read import FileSourceReader, direct_read_all
+from akm.direct_read import FileSourceReader, direct_read
 from akm.embedding import HashingEmbedder
-from akm.fusion import FusionSettings, expand_winners, fuse, store_neighbours
+from akm.fusion import FusionSettings, expand_winners, fuse
+from akm.retrieval.neighbours import store_neighbours
 from akm.ingest import ingest
 from akm.manifest import load_manifest
 from akm.retrieval.orchestrate import retrieve
@@ -35,9 +36,9 @@ def test_ingested_sources_are_retrieved_fused_and_directly_read(tmp_path, sqlite
 
     result = retrieve("how often do signing keys rotate", sqlite_store, manifest, embedder)
     fused = fuse(result.candidates, FusionSettings.from_manifest(manifest, max_rows=3))
-    winners = expand_winners(fused.winners, store_neighbours(sqlite_store), manifest)
+    winners = expand_winners(fused.winners, store_neighbours(sqlite_store, result.chunk_ids), manifest)
     reader = FileSourceReader.for_manifest(manifest)
-    outcomes = direct_read_all(winners, reader)
+    outcomes = [direct_read(row, reader) for row in winners]
 
     assert winners[0].source.canonical_path == "docs/security.md"
     assert winners[0].content.excerpt == "## Rotation\n\nSigning keys rotate every ninety days."
@@ -49,7 +50,7 @@ def test_ingested_sources_are_retrieved_fused_and_directly_read(tmp_path, sqlite
     assert first.row.verification.direct_read.checksum_match is True
 
     (tmp_path / "docs" / "security.md").write_text(SECURITY.replace("ninety", "thirty"), encoding="utf-8")
-    reread = direct_read_all(winners, reader)
+    reread = [direct_read(row, reader) for row in winners]
     expected = [
         "stale" if row.source.canonical_path == "docs/security.md" else "direct-read" for row in winners
     ]

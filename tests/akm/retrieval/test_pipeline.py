@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from akm.fusion import FusionSettings, expand_winners, fuse, store_neighbours
+from akm.fusion import FusionSettings, expand_winners, fuse
+from akm.retrieval.neighbours import store_neighbours
 from akm.retrieval.orchestrate import retrieve
 
 
@@ -8,7 +9,7 @@ def test_retrieve_fuse_and_expand_winners_from_adjacent_chunks(corpus_store, man
     result = retrieve("install the service", corpus_store, manifest, embedder)
     fused = fuse(result.candidates, FusionSettings.from_manifest(manifest, max_rows=2))
 
-    expanded = expand_winners(fused.winners, store_neighbours(corpus_store), manifest)
+    expanded = expand_winners(fused.winners, store_neighbours(corpus_store, result.chunk_ids), manifest)
 
     first = expanded[0]
     assert first.scope.locator.value == "docs/guide.md:1-1"
