@@ -1,7 +1,9 @@
 """Audit queries over evidence lineage: packets, rows, claims, rejections, sources, dependents.
 
-Every lookup goes through the manifest scope: a packet, row, claim or source that touches a
-source outside the scope answers :class:`NotFoundError`, the same as an unknown id.
+The REST API and ``akm audit`` both answer through :class:`AuditService`, and both send the
+bodies it returns (``akm.service.audit_models``). Every lookup goes through the manifest
+scope: a packet, row, claim or source that touches a source outside the scope answers
+:class:`NotFoundError`, the same as an unknown id.
 """
 
 from __future__ import annotations
@@ -11,10 +13,35 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from akm.service.audit_models import (
+    ClaimOccurrenceOut,
+    ClaimOut,
+    DecodeStatsOut,
+    DependentClaimOut,
+    DependentPacketOut,
+    DependentRowOut,
+    EvidenceHistoryOut,
+    PacketHistoryOut,
+    RejectionOut,
+    RejectionPageOut,
+    RevisionDependentsOut,
+    SourceDependentsOut,
+    SourceOut,
+    SourcePageOut,
+    SourceSummaryOut,
+    SourceVersionOut,
+    SupportRowOut,
+    TaskPacketOut,
+    TaskPacketsOut,
+    VerificationEventOut,
+)
 from akm.service.errors import NotFoundError
 from akm.service.scope import SourceScope
-from akm.store import EvidenceStore, RejectionRecord, SourceVersionInfo, VerificationEventRecord
-from akm.store.repository import ClaimSupportRecord, SourceInfo
+from akm.store import EvidenceStore, RejectionRecord, SourceInfo, VerificationEventRecord
+
+# Page sizes of the listings (rejections, sources): the REST API's bounds, used by the CLI too.
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 500
 
 
 @dataclass(frozen=True)
@@ -24,97 +51,8 @@ class RejectionFilters:
     source: str | None = None
     since: datetime | None = None
     until: datetime | None = None
-
-
-@dataclass(frozen=True)
-class RejectionPage:
-    items: list[RejectionRecord]
-    limit: int
-    offset: int
-    has_more: bool
-
-
-@dataclass(frozen=True)
-class SourcePage:
-    items: list[SourceInfo]
-    limit: int
-    next_after: str | None
-
-
-@dataclass(frozen=True)
-class SourceDetail:
-    info: SourceInfo
-    last_direct_read_at: datetime | None
-    evidence_rows: int
-
-
-@dataclass(frozen=True)
-class PacketHistory:
-    packet_id: str
-    verdict: str
-    events: list[VerificationEventRecord]
-
-
-@dataclass(frozen=True)
-class SupportRowAudit:
-    evidence_id: str
-    label: str | None
-    note: str | None
-    state: str | None
-    revision: str | None
-    events: list[VerificationEventRecord]
-
-
-@dataclass(frozen=True)
-class ClaimOccurrence:
-    packet_id: str
-    status: str
-    claim: dict[str, Any]
-    support: list[SupportRowAudit]
-
-
-@dataclass(frozen=True)
-class DependentRow:
-    evidence_id: str
-    state: str
-    stale: bool
-
-
-@dataclass(frozen=True)
-class DependentClaim:
-    packet_id: str
-    claim_id: str
-    evidence_id: str
-    label: str | None
-    stale: bool
-
-
-@dataclass(frozen=True)
-class DependentPacket:
-    packet_id: str
-    verdict: str
-    stale: bool
-
-
-@dataclass
-class RevisionDependents:
-    revision: str
-    sha256: str | None
-    is_current: bool
-    observed_at: datetime | None
-    rows: list[DependentRow] = field(default_factory=list)
-    claims: list[DependentClaim] = field(default_factory=list)
-    packets: list[DependentPacket] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class SourceDependents:
-    source_id: str
-    revisions: list[RevisionDependents]
-
-    @property
-    def stale_packet_ids(self) -> list[str]:
-        return sorted({p.packet_id for r in self.revisions for p in r.packets if p.stale})
+    # Only the CLI filters by packet; the REST API has no such parameter.
+    packet_id: str | None = None
 
 
 def _row_revision(row: Mapping[str, Any]) -> str | None:
@@ -171,10 +109,27 @@ class AuditService:
             raise NotFoundError("packet", packet_id)
         return packet
 
-    def packet_history(self, packet_id: str) -> PacketHistory:
+    def packet_history(self, packet_id: str) -> PacketHistoryOut:
         packet = self.packet(packet_id)
-        verdict = str((packet.get("verification") or {}).get("verdict", "NOT_TESTED"))
-        return PacketHistory(packet_id, verdict, self.store.verification_events_of_packet(packet_id))
+        return PacketHistoryOut(
+            packet_id=packet_id,
+            verdict=str((packet.get("verification") or {}).get("verdict", "NOT_TESTED")),
+            events=_events(self.store.verification_events_of_packet(packet_id)),
+        )
+
+    def task_packets(self, packet_id: str) -> TaskPacketsOut:
+        """The packets of ``packet_id``'s task in scope, oldest first, with their verdicts."""
+        task_id = str(self.packet(packet_id).get("taskId", ""))
+        visible = [item for item in self.store.packets_of_task(task_id) if self._visible_packet(item)]
+        verdicts = self.store.packet_verdicts(visible)
+        return TaskPacketsOut(
+            task_id=task_id,
+            packets=[TaskPacketOut(packet_id=item, verdict=verdicts[item]) for item in visible],
+        )
+
+    def decode_stats(self, packet_id: str) -> DecodeStatsOut:
+        self.packet(packet_id)
+        return DecodeStatsOut(packet_id=packet_id, decode_stats=self.store.decode_stats(packet_id))
 
     def evidence(self, evidence_id: str) -> dict[str, Any]:
         row = self.store.get_row(evidence_id)
@@ -182,12 +137,14 @@ class AuditService:
             raise NotFoundError("evidence row", evidence_id)
         return row
 
-    def evidence_history(self, evidence_id: str) -> list[VerificationEventRecord]:
+    def evidence_history(self, evidence_id: str) -> EvidenceHistoryOut:
         self.evidence(evidence_id)
-        return self.store.verification_events(evidence_id)
+        return EvidenceHistoryOut(
+            evidence_id=evidence_id, events=_events(self.store.verification_events(evidence_id))
+        )
 
-    def claim(self, claim_id: str) -> list[ClaimOccurrence]:
-        occurrences: list[ClaimOccurrence] = []
+    def claim(self, claim_id: str) -> ClaimOut:
+        occurrences: list[ClaimOccurrenceOut] = []
         for record in self.store.claim_records(claim_id):
             if self._visible_packet(record.packet_id) is None:
                 continue
@@ -195,32 +152,37 @@ class AuditService:
             for link in record.support:
                 row = self.store.get_row(link.evidence_id)
                 support.append(
-                    SupportRowAudit(
+                    SupportRowOut(
                         evidence_id=link.evidence_id,
                         label=link.label,
                         note=link.note,
                         state=_row_state(row) if row else None,
                         revision=_row_revision(row) if row else None,
-                        events=self.store.verification_events(link.evidence_id),
+                        revisions=_events(self.store.verification_events(link.evidence_id)),
                     )
                 )
-            occurrences.append(ClaimOccurrence(record.packet_id, record.status, record.claim, support))
+            occurrences.append(
+                ClaimOccurrenceOut(
+                    packet_id=record.packet_id, status=record.status, claim=record.claim, support=support
+                )
+            )
         if not occurrences:
             raise NotFoundError("claim", claim_id)
-        return occurrences
+        return ClaimOut(claim_id=claim_id, occurrences=occurrences)
 
     # ---- rejections ---------------------------------------------------------------------
 
-    def rejections(self, filters: RejectionFilters, *, limit: int, offset: int) -> RejectionPage:
+    def rejections(self, filters: RejectionFilters, *, limit: int, offset: int) -> RejectionPageOut:
         if filters.source is not None and self._visible_source(filters.source) is None:
             # An out-of-scope source filters to nothing, exactly like an unknown one.
             known = self.store.get_source(filters.source)
             if known is not None:
-                return RejectionPage([], limit, offset, False)
+                return _rejection_page([], limit, offset, has_more=False)
         records = self.store.list_rejections(
             reason=filters.reason,
             stage=filters.stage,
             source=filters.source,
+            packet_id=filters.packet_id,
             since=filters.since,
             until=filters.until,
             limit=limit + 1,
@@ -239,11 +201,11 @@ class AuditService:
                     # Keep the count by reason honest without naming what was denied.
                     record = replace(record, source_id=None, evidence_id=None, detail={})
             items.append(record)
-        return RejectionPage(items, limit, offset, len(records) > limit)
+        return _rejection_page(items, limit, offset, has_more=len(records) > limit)
 
     # ---- sources ------------------------------------------------------------------------
 
-    def sources(self, *, after: str | None, limit: int) -> SourcePage:
+    def sources(self, *, after: str | None, limit: int) -> SourcePageOut:
         """Visible sources in id order; ``next_after`` continues the listing."""
         items: list[SourceInfo] = []
         cursor = after
@@ -257,66 +219,110 @@ class AuditService:
                 ):
                     items.append(info)
                     if len(items) == limit:
-                        return SourcePage(items, limit, cursor)
+                        return _source_page(items, limit, cursor)
             if len(page) < batch:
-                return SourcePage(items, limit, None)
+                return _source_page(items, limit, None)
 
-    def source(self, source_id: str) -> SourceDetail:
+    def source(self, source_id: str) -> SourceOut:
         info = self._visible_source(source_id)
         if info is None:
             raise NotFoundError("source", source_id)
-        return SourceDetail(
-            info=info,
+        return SourceOut(
+            **SourceSummaryOut.model_validate(info).model_dump(),
+            versions=[SourceVersionOut.model_validate(version) for version in info.versions],
             last_direct_read_at=self.store.last_direct_read_at(source_id),
             evidence_rows=len(self.store.rows_for_source(source_id)),
         )
 
-    def source_dependents(self, source_id: str) -> SourceDependents:
+    def source_dependents(self, source_id: str, *, revision: str | None = None) -> SourceDependentsOut:
+        """What relied on each revision of a visible source (only ``revision``, when given)."""
         info = self._visible_source(source_id)
         if info is None:
             raise NotFoundError("source", source_id)
-        current = next((v for v in info.versions if v.is_current), None)
-        revisions: dict[str, RevisionDependents] = {
-            version.revision: _revision_entry(version) for version in info.versions
+        current = info.current_version
+        revisions: dict[str, _RevisionEntry] = {
+            version.revision: _RevisionEntry(
+                version.revision, version.sha256, version.is_current, version.observed_at
+            )
+            for version in info.versions
         }
-        rows = self.store.rows_for_source(source_id)
         stale_rows: set[str] = set()
         row_revision: dict[str, str] = {}
-        for row in rows:
+        for row in self.store.rows_for_source(source_id):
             evidence_id = str(row.get("evidenceId"))
-            revision = _row_revision(row) or "unknown"
+            row_read_at = _row_revision(row) or "unknown"
             state = _row_state(row) or "candidate"
             stale = (
                 state == "stale"
                 or info.deleted_at is not None
                 or current is None
-                or revision != current.revision
+                or row_read_at != current.revision
             )
             if stale:
                 stale_rows.add(evidence_id)
-            row_revision[evidence_id] = revision
-            entry = revisions.setdefault(revision, RevisionDependents(revision, None, False, None))
-            entry.rows.append(DependentRow(evidence_id, state, stale))
+            row_revision[evidence_id] = row_read_at
+            entry = revisions.setdefault(row_read_at, _RevisionEntry(row_read_at, None, False, None))
+            entry.rows.append(DependentRowOut(evidence_id=evidence_id, state=state, stale=stale))
         support = self.store.claim_support_of_rows(row_revision)
         verdicts = self.store.packet_verdicts(link.packet_id for link in support)
         stale_packets = {link.packet_id for link in support if link.evidence_id in stale_rows}
         for link in support:
             entry = revisions[row_revision[link.evidence_id]]
-            entry.claims.append(_dependent_claim(link, link.evidence_id in stale_rows))
+            entry.claims.append(
+                DependentClaimOut(
+                    packet_id=link.packet_id,
+                    claim_id=link.claim_id,
+                    evidence_id=link.evidence_id,
+                    label=link.label,
+                    stale=link.evidence_id in stale_rows,
+                )
+            )
             if all(p.packet_id != link.packet_id for p in entry.packets):
                 entry.packets.append(
-                    DependentPacket(
-                        link.packet_id,
-                        verdicts.get(link.packet_id, "NOT_TESTED"),
-                        link.packet_id in stale_packets,
+                    DependentPacketOut(
+                        packet_id=link.packet_id,
+                        verdict=verdicts.get(link.packet_id, "NOT_TESTED"),
+                        stale=link.packet_id in stale_packets,
                     )
                 )
-        return SourceDependents(source_id, list(revisions.values()))
+        chosen = [entry for entry in revisions.values() if revision is None or entry.revision == revision]
+        return SourceDependentsOut(
+            source_id=source_id,
+            revisions=[RevisionDependentsOut.model_validate(entry) for entry in chosen],
+            stale_packet_ids=sorted({p.packet_id for entry in chosen for p in entry.packets if p.stale}),
+        )
 
 
-def _revision_entry(version: SourceVersionInfo) -> RevisionDependents:
-    return RevisionDependents(version.revision, version.sha256, version.is_current, version.observed_at)
+@dataclass
+class _RevisionEntry:
+    """What relied on one revision, gathered while reading the source's rows."""
+
+    revision: str
+    sha256: str | None
+    is_current: bool
+    observed_at: datetime | None
+    rows: list[DependentRowOut] = field(default_factory=list)
+    claims: list[DependentClaimOut] = field(default_factory=list)
+    packets: list[DependentPacketOut] = field(default_factory=list)
 
 
-def _dependent_claim(link: ClaimSupportRecord, stale: bool) -> DependentClaim:
-    return DependentClaim(link.packet_id, link.claim_id, link.evidence_id, link.label, stale)
+def _rejection_page(
+    items: list[RejectionRecord], limit: int, offset: int, *, has_more: bool
+) -> RejectionPageOut:
+    return RejectionPageOut(
+        items=[RejectionOut.model_validate(record) for record in items],
+        limit=limit,
+        offset=offset,
+        has_more=has_more,
+        next_offset=offset + len(items) if has_more else None,
+    )
+
+
+def _source_page(items: list[SourceInfo], limit: int, next_after: str | None) -> SourcePageOut:
+    return SourcePageOut(
+        items=[SourceSummaryOut.model_validate(info) for info in items], limit=limit, next_after=next_after
+    )
+
+
+def _events(records: Iterable[VerificationEventRecord]) -> list[VerificationEventOut]:
+    return [VerificationEventOut.model_validate(record) for record in records]

@@ -27,13 +27,14 @@ def test_lineage_queries(store: EvidenceStore) -> None:
         "direct-read",
         "claim-supported",
     ]
-    [occurrence] = audit.claim(ids["claim"])
+    [occurrence] = audit.claim(ids["claim"]).occurrences
     assert [row.evidence_id for row in occurrence.support] == [ids["row"]]
     dependents = audit.source_dependents(GUIDE)
     assert [entry.revision for entry in dependents.revisions] == ["r1", "r2"]
     assert dependents.stale_packet_ids == [ids["packet"]]
     detail = audit.source(GUIDE)
-    assert [v.revision for v in detail.info.versions] == ["r1", "r2"]
+    assert [v.revision for v in detail.versions] == ["r1", "r2"]
+    assert (detail.current_revision, detail.deleted, detail.evidence_rows) == ("r2", False, 3)
     assert detail.last_direct_read_at is not None
     page = audit.rejections(RejectionFilters(source=GUIDE, stage="fusion"), limit=10, offset=0)
     assert [r.reason for r in page.items] == ["per-source-cap", "duplicate"]
@@ -48,7 +49,7 @@ def test_scope_hides_sources_the_unscoped_service_sees(store: EvidenceStore, hid
     seed_store(store)
     scoped = AuditService(store, SourceScope(default_manifest()))
     unscoped = AuditService(store, EVERYTHING)
-    assert unscoped.source(hidden).info.source_id == hidden
+    assert unscoped.source(hidden).source_id == hidden
     with pytest.raises(NotFoundError):
         scoped.source(hidden)
     assert [s.source_id for s in scoped.sources(after=None, limit=10).items] == [GUIDE]

@@ -10,9 +10,7 @@ from fastapi import APIRouter, Query
 from akm.api.deps import AuditDep, LimitsDep
 from akm.api.problems import VALIDATION, ApiProblem, problem_responses
 from akm.api.schemas import RejectionPageOut, SourceDependentsOut
-from akm.service.audit import RejectionFilters
-
-MAX_PAGE_SIZE = 500
+from akm.service.audit import MAX_PAGE_SIZE, RejectionFilters
 
 router = APIRouter(tags=["audit"], responses=problem_responses(404, 422, 503))
 
@@ -40,7 +38,7 @@ def list_rejections(
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> RejectionPageOut:
     filters = RejectionFilters(reason=reason, stage=stage, source=source, since=since, until=until)
-    return RejectionPageOut.of(audit.rejections(filters, limit=page_limit(limit, limits), offset=offset))
+    return audit.rejections(filters, limit=page_limit(limit, limits), offset=offset)
 
 
 @router.get(
@@ -48,4 +46,4 @@ def list_rejections(
     summary="Claims and packets that relied on each revision of a source, and which are now stale",
 )
 def get_source_dependents(source_id: str, audit: AuditDep) -> SourceDependentsOut:
-    return SourceDependentsOut.of(audit.source_dependents(source_id))
+    return audit.source_dependents(source_id)

@@ -8,13 +8,7 @@ from fastapi import APIRouter
 
 from akm.api.deps import AuditDep
 from akm.api.problems import problem_responses
-from akm.api.schemas import (
-    ClaimOccurrenceOut,
-    ClaimOut,
-    EvidenceHistoryOut,
-    PacketHistoryOut,
-    VerificationEventOut,
-)
+from akm.api.schemas import ClaimOut, EvidenceHistoryOut, PacketHistoryOut
 
 router = APIRouter(tags=["lineage"], responses=problem_responses(404, 422, 503))
 
@@ -26,7 +20,7 @@ def get_packet(packet_id: str, audit: AuditDep) -> dict[str, Any]:
 
 @router.get("/v1/packets/{packet_id}/history", summary="Verification events recorded for a packet")
 def get_packet_history(packet_id: str, audit: AuditDep) -> PacketHistoryOut:
-    return PacketHistoryOut.of(audit.packet_history(packet_id))
+    return audit.packet_history(packet_id)
 
 
 @router.get("/v1/evidence/{evidence_id}", summary="A stored EvidenceRow")
@@ -39,13 +33,11 @@ def get_evidence(evidence_id: str, audit: AuditDep) -> dict[str, Any]:
     summary="Every verification state of a row, with time, actor and reason",
 )
 def get_evidence_history(evidence_id: str, audit: AuditDep) -> EvidenceHistoryOut:
-    events = audit.evidence_history(evidence_id)
-    return EvidenceHistoryOut(evidence_id=evidence_id, events=[VerificationEventOut.of(e) for e in events])
+    return audit.evidence_history(evidence_id)
 
 
 @router.get(
     "/v1/claims/{claim_id:path}", summary="A claim in each packet that made it, with its support rows"
 )
 def get_claim(claim_id: str, audit: AuditDep) -> ClaimOut:
-    occurrences = audit.claim(claim_id)
-    return ClaimOut(claim_id=claim_id, occurrences=[ClaimOccurrenceOut.of(item) for item in occurrences])
+    return audit.claim(claim_id)

@@ -9,8 +9,9 @@ from fastapi import APIRouter, Body, Query
 
 from akm.api.deps import AuditDep, LimitsDep, ReverifyDep
 from akm.api.problems import problem_responses
-from akm.api.routes.audit import MAX_PAGE_SIZE, page_limit
+from akm.api.routes.audit import page_limit
 from akm.api.schemas import ReverifyIn, SourceOut, SourcePageOut
+from akm.service.audit import MAX_PAGE_SIZE
 
 router = APIRouter(tags=["sources"], responses=problem_responses(404, 422, 503))
 
@@ -24,7 +25,7 @@ def list_sources(
     ] = None,
     limit: Annotated[int | None, Query(ge=1, le=MAX_PAGE_SIZE)] = None,
 ) -> SourcePageOut:
-    return SourcePageOut.of(audit.sources(after=after, limit=page_limit(limit, limits)))
+    return audit.sources(after=after, limit=page_limit(limit, limits))
 
 
 @router.post(
@@ -45,4 +46,4 @@ async def reverify_sources(
 
 @router.get("/v1/sources/{source_id:path}", summary="A source with its versions, checksums and last read")
 def get_source(source_id: str, audit: AuditDep) -> SourceOut:
-    return SourceOut.of_detail(audit.source(source_id))
+    return audit.source(source_id)
