@@ -119,14 +119,20 @@ def authority_level(policy_name: str) -> AuthorityLevel:
     return next((level for level in _AUTHORITY_LEVELS if level in words), "unknown")
 
 
+# A PDF chunk's locator value begins with its page (akm.ingest.formats): "page 3, characters 120-480".
+_PAGE_VALUE = re.compile(r"^page (\d+),")
+
+
 def locator_of(chunk: StoredChunk) -> Locator:
     locator_type: LocatorType = chunk.locator_type if chunk.locator_type in _LOCATOR_TYPES else "other"  # type: ignore[assignment]
+    page = _PAGE_VALUE.match(chunk.locator_value) if locator_type == "page" else None
     return Locator(
         type=locator_type,
         value=chunk.locator_value,
         heading_path=chunk.heading_path or None,
         start_line=chunk.start_line,
         end_line=chunk.end_line if chunk.start_line is not None else None,
+        page=int(page.group(1)) if page is not None else None,
     )
 
 

@@ -1,0 +1,301 @@
+"""Extraction of PDF, HTML and DOCX files: the text, the locators, and every refusal."""
+
+from __future__ import annotations
+
+import io
+import socket
+import time
+import tracemalloc
+import zipfile
+from typing import Any
+
+import docx
+import pypdfium2 as pdfium
+import pytest
+
+from akm.ingest.content_types import DOCX, HTML, PDF
+from akm.ingest.formats import (
+    ExtractionError,
+    ExtractionLimits,
+    NoTextError,
+    extract_document,
+    extracted_text,
+    source_text,
+)
+from akm.manifest import DenialReason
+
+from .documents import docx_bytes, pdf_bytes, scanned_pdf_bytes, zip_bomb_docx
+
+PAGES = [
+    ["Observatory manual", "The telescope dome opens at dusk."],
+    ["Chapter two", "The quasar catalogue lists 412 entries.", "Each entry has a redshift."],
+    ["Chapter three", "Nebula spectra are stored nightly."],
+]
+
+
+def _page_text(raw: bytes, page: int) -> str:
+    """Page ``page`` (1-based) as pypdfium2 reports it, line endings made ``\\n``."""
+    document = pdfium.PdfDocument(raw)
+    try:
+        text = document[page - 1].get_textpage().get_text_range()
+    finally:
+        document.close()
+    return "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").splitlines()).strip("\n")
+
+
+def _chars(value: str) -> tuple[int, int]:
+    begin, end = value.rsplit("characters ", 1)[1].split("-")
+    return int(begin), int(end)
+
+
+def test_pdf_chunks_name_their_page_and_its_character_range() -> None:
+    raw = pdf_bytes(PAGES)
+    document = extract_document(PDF, raw, max_chars=60)
+    assert document.pages == 3
+    assert document.source_type == "artifact"
+    assert {chunk.locator_type for chunk in document.chunks} == {"page"}
+    pages_seen = set()
+    for chunk in document.chunks:
+        page = int(chunk.locator_value.split(",")[0].removeprefix("page "))
+        pages_seen.add(page)
+        begin, end = _chars(chunk.locator_value)
+        # A reader of the original finds the passage at that page and character range ...
+        assert _page_text(raw, page)[begin:end] == chunk.text
+        # ... and the contract's line range cuts the same passage out of the extracted text.
+        assert "\n".join(document.text.splitlines()[chunk.start_line - 1 : chunk.end_line]) == chunk.text
+    assert pages_seen == {1, 2, 3}
+    quasar = next(chunk for chunk in document.chunks if "quasar" in chunk.text)
+    assert quasar.locator_value.startswith("page 2, characters ")
+    assert extracted_text(PDF, raw) == document.text
+    assert source_text("docs/manual.PDF", raw) == document.text
+
+
+PAGE = b"""<!doctype html>
+<html><head><title>Station guide</title>
+<script>document.write('INJECTED-SCRIPT'); fetch('http://127.0.0.1:9/steal')</script>
+<style>body { color: red } .STYLE-RULE {}</style>
+<link rel="stylesheet" href="http://127.0.0.1:9/style.css">
+</head>
+<body>
+<nav>NAV-MENU <a href="/home">Home</a></nav>
+<main>
+<p>Welcome to the station.</p>
+<h1>Install</h1>
+<p>Run the <b>inst</b>aller with care. <a href="javascript:alert('JS-LINK-BODY')">Open the panel</a></p>
+<img src="http://127.0.0.1:9/pixel.png" alt="pixel">
+<h2>Linux</h2>
+<p># Not a heading</p>
+<ul><li>Unpack the archive.</li><li># a line that looks like a heading</li></ul>
+<pre>make build
+# build comment</pre>
+<table><tr><th>Port</th><th>Use</th></tr><tr><td>8080</td><td>dashboard</td></tr></table>
+<h2>Empty section</h2>
+<h1>Operate</h1>
+<p>Restart the relay every <i>twelve</i> hours.</p>
+<form><input value="FORM-VALUE"><button>FORM-BUTTON</button></form>
+</main>
+<footer>FOOTER-TEXT</footer>
+<script>INJECTED-SECOND</script>
+</body></html>
+"""
+
+
+def test_html_main_content_is_located_by_heading_path_and_characters(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_network(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("extraction opened a network connection")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    document = extract_document(HTML, PAGE)
+    text = document.text
+    for absent in (
+        "INJECTED",
+        "steal",
+        "STYLE-RULE",
+        "NAV-MENU",
+        "FOOTER-TEXT",
+        "FORM-",
+        "javascript",
+        "JS-LINK-BODY",
+        "pixel",
+    ):
+        assert absent not in text
+    assert document.title == "Station guide"
+    assert document.source_type == "web"
+    assert "Run the installer with care. Open the panel" in text
+    assert "8080 | dashboard" in text
+    # A text line that looks like Markdown markup is escaped; code keeps its own lines.
+    assert "\\# Not a heading" in text and "- # a line that looks like a heading" in text
+    assert "make build\n# build comment" in text
+
+    by_path = {chunk.heading_path: chunk for chunk in document.chunks}
+    assert set(by_path) == {(), ("Install",), ("Install", "Linux"), ("Operate",)}
+    assert by_path[()].locator_type == "other"
+    assert by_path[()].locator_value == "document start, characters 0-23"
+    linux = by_path[("Install", "Linux")]
+    assert linux.locator_type == "heading"
+    assert linux.locator_value.startswith("Install > Linux, characters 0-")
+    lines = text.splitlines()
+    for chunk in document.chunks:
+        assert "\n".join(lines[chunk.start_line - 1 : chunk.end_line]) == chunk.text
+        # Characters count from the start of the chunk's section: its heading line.
+        begin, end = _chars(chunk.locator_value)
+        section_line = chunk.start_line - 1
+        while chunk.heading_path and not lines[section_line].startswith("#"):
+            section_line -= 1
+        section_start = sum(len(line) + 1 for line in lines[:section_line]) if chunk.heading_path else 0
+        assert text[section_start + begin : section_start + end] == chunk.text
+    operate = by_path[("Operate",)]
+    assert operate.text == "# Operate\n\nRestart the relay every twelve hours."
+
+
+def test_html_without_main_drops_page_header_and_footer() -> None:
+    page = b"<body><header>SITE-HEADER</header><h2>Notes</h2><p>Body text here.</p><footer>SITE-FOOTER</footer></body>"
+    document = extract_document(HTML, page)
+    assert document.text == "## Notes\n\nBody text here."
+    assert document.title == "Notes"
+
+
+def test_html_charset_from_meta_and_deep_nesting() -> None:
+    latin = "<html><head><meta charset='iso-8859-1'></head><body><p>Caf\xe9 cr\xe8me</p></body></html>"
+    assert extract_document(HTML, latin.encode("latin-1")).text == "Café crème"
+    deep = b"<div>" * 20000 + b"<p>deep text</p>" + b"</div>" * 20000
+    assert extract_document(HTML, b"<body>" + deep + b"</body>").text == "deep text"
+
+
+def test_html_without_text_is_no_text() -> None:
+    with pytest.raises(NoTextError) as caught:
+        extract_document(HTML, b"<html><body><script>only()</script><h1>Title only</h1></body></html>")
+    assert caught.value.reason == DenialReason.NO_TEXT
+
+
+def test_docx_chunks_are_paragraph_ranges() -> None:
+    raw = docx_bytes(
+        [
+            ("p", "Preface before any heading."),
+            ("h1", "Policy"),
+            ("p", "Badges are renewed every 90 days."),
+            ("p", ""),
+            ("p", "Visitors sign in at the desk."),
+            ("h2", "Exceptions"),
+            ("p", "Contractors renew every 30 days."),
+        ]
+    )
+    document = extract_document(DOCX, raw)
+    paragraphs = [paragraph.text for paragraph in docx.Document(io.BytesIO(raw)).paragraphs]
+    assert [(chunk.locator_value, chunk.heading_path) for chunk in document.chunks] == [
+        ("paragraphs 1-1", ()),
+        ("paragraphs 2-5", ("Policy",)),
+        ("paragraphs 6-7", ("Policy", "Exceptions")),
+    ]
+    for chunk in document.chunks:
+        first, last = (int(n) for n in chunk.locator_value.removeprefix("paragraphs ").split("-"))
+        assert (chunk.start_line, chunk.end_line) == (first, last)
+        # Paragraph N of the document is line N of the extracted text.
+        assert chunk.text == "\n".join(paragraphs[first - 1 : last])
+    assert document.title == "Policy"
+
+
+def test_docx_tables_are_one_line_per_row() -> None:
+    document = docx.Document()
+    document.add_paragraph("Rates below.")
+    table = document.add_table(rows=2, cols=3)
+    for column, value in enumerate(["Zone", "Rate", "Note"]):
+        table.cell(0, column).text = value
+    table.cell(1, 0).text = "North"
+    merged = table.cell(1, 1).merge(table.cell(1, 2))
+    merged.text = "Closed"
+    document.add_paragraph("After the table.")
+    stream = io.BytesIO()
+    document.save(stream)
+    extracted = extract_document(DOCX, stream.getvalue())
+    assert extracted.text == "Rates below.\nZone | Rate | Note\nNorth | Closed\nAfter the table."
+
+
+@pytest.mark.parametrize(
+    ("content_type", "make", "reason", "words"),
+    [
+        (PDF, lambda: pdf_bytes([["classified"]], user_password="pw"), DenialReason.ENCRYPTED, "encrypted"),
+        (PDF, lambda: pdf_bytes(PAGES)[:400], DenialReason.CORRUPT, "cannot be parsed"),
+        (PDF, lambda: b"%PDF-1.7\nnot really a pdf", DenialReason.CORRUPT, "cannot be parsed"),
+        (DOCX, lambda: docx_bytes([("p", "text")])[:-200], DenialReason.CORRUPT, "truncated or damaged"),
+        (DOCX, lambda: b"PK\x03\x04 not a zip", DenialReason.CORRUPT, "truncated or damaged"),
+        (DOCX, lambda: _zip({"readme.txt": b"hello"}), DenialReason.CORRUPT, "no word/document.xml"),
+        (DOCX, lambda: _zip({"word/document.xml": b"<not-closed"}), DenialReason.CORRUPT, "cannot be parsed"),
+        (DOCX, lambda: zip_bomb_docx(32 * 2**20), DenialReason.OVER_LIMIT, "expands"),
+        (
+            DOCX,
+            lambda: _zip({"word/document.xml": b"<w/>"}, compression=zipfile.ZIP_BZIP2),
+            DenialReason.OVER_LIMIT,
+            "not stored or deflate",
+        ),
+    ],
+    ids=[
+        "encrypted-pdf",
+        "truncated-pdf",
+        "garbage-pdf",
+        "truncated-docx",
+        "not-a-zip",
+        "zip-without-document",
+        "broken-xml",
+        "zip-bomb",
+        "bzip2-member",
+    ],
+)
+def test_bad_files_are_refused_with_a_reason(
+    content_type: str, make: Any, reason: DenialReason, words: str
+) -> None:
+    raw = make()
+    with pytest.raises(ExtractionError) as caught:
+        extract_document(content_type, raw)
+    assert caught.value.reason == reason
+    assert words in str(caught.value)
+    # A direct read meets the same refusal as a ValueError, never another exception.
+    with pytest.raises(ValueError, match=words):
+        source_text("docs/file" + (".pdf" if content_type == PDF else ".docx"), raw)
+
+
+def _zip(members: dict[str, bytes], compression: int = zipfile.ZIP_DEFLATED) -> bytes:
+    stream = io.BytesIO()
+    with zipfile.ZipFile(stream, "w", compression=compression) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return stream.getvalue()
+
+
+def test_zip_bomb_is_refused_before_decompression() -> None:
+    bomb = zip_bomb_docx(256 * 2**20)
+    assert len(bomb) < 2 * 2**20
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        with pytest.raises(ExtractionError) as caught:
+            extract_document(DOCX, bomb)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert caught.value.reason == DenialReason.OVER_LIMIT
+    assert peak < 16 * 2**20
+    assert time.perf_counter() - started < 2.0
+
+
+def test_limits_bound_pages_and_members() -> None:
+    with pytest.raises(ExtractionError, match="over the limit of 2") as caught:
+        extract_document(PDF, pdf_bytes(PAGES), limits=ExtractionLimits(max_pdf_pages=2))
+    assert caught.value.reason == DenialReason.OVER_LIMIT
+    with pytest.raises(ExtractionError, match="zip members") as caught:
+        extract_document(DOCX, docx_bytes([("p", "x")]), limits=ExtractionLimits(max_zip_members=3))
+    assert caught.value.reason == DenialReason.OVER_LIMIT
+    with pytest.raises(ExtractionError, match="bytes, over the limit"):
+        extract_document(HTML, b"<p>" + b"x" * 2000 + b"</p>", limits=ExtractionLimits(max_file_bytes=1000))
+
+
+def test_scanned_pdf_has_no_text() -> None:
+    with pytest.raises(NoTextError, match="2 page\\(s\\) but no text layer"):
+        extract_document(PDF, scanned_pdf_bytes(2))
+
+
+def test_pdf_with_some_empty_pages_keeps_page_numbers() -> None:
+    raw = pdf_bytes([["First page words."], [], ["Third page words."]])
+    document = extract_document(PDF, raw)
+    assert [chunk.locator_value.split(",")[0] for chunk in document.chunks] == ["page 1", "page 3"]
+    assert document.pages == 3
