@@ -15,10 +15,10 @@ from typing import Protocol, runtime_checkable
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from decoding.acceptance import SamplingParams, sampling_probs
 from decoding.draft_length import AcceptanceTracker, VerifyCostCurve, best_draft_length, expected_tokens
 from decoding.kv_cache import CachedModel
 from decoding.suffix_automaton import SuffixAutomaton, SuffixMatch
-from decoding.verify import SamplingParams, sampling_probs
 
 GREEDY = SamplingParams()
 

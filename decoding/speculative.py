@@ -17,6 +17,14 @@ from pathlib import Path
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from decoding.acceptance import (
+    Acceptance,
+    SamplingParams,
+    accept_greedy,
+    accept_speculative,
+    choose_token,
+    sampling_probs,
+)
 from decoding.draft_length import (
     AcceptanceTracker,
     VerifyCostCurve,
@@ -28,14 +36,6 @@ from decoding.kv_cache import CachedModel
 from decoding.models import context_window
 from decoding.stats import DecodeStats, peak_rss_bytes
 from decoding.stopping import FinishReason, RepetitionRule, Transcript
-from decoding.verify import (
-    Acceptance,
-    SamplingParams,
-    accept_greedy,
-    accept_speculative,
-    choose_token,
-    sampling_probs,
-)
 
 _DRAFT_TIME_SMOOTHING = 0.2
 

@@ -30,12 +30,9 @@ from typing import Any
 import yaml
 
 from akm.settings import Settings
+from decoding.bench.errors import BenchmarkInputError
 
 ANSWERED_VERDICTS = ("PASS", "PASS_WITH_NOTE")
-
-
-class BenchmarkInputError(ValueError):
-    """The SQuAD file is missing, unreadable or not in SQuAD v1.1 form."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,6 @@ from typing import Any
 
 from akm.bench.answers import (
     AnswerBenchmark,
-    BenchmarkInputError,
     QuestionOutcome,
     bench_settings,
     build_project,
@@ -27,6 +26,7 @@ from akm.bench.answers import (
     summarize,
 )
 from akm.settings import Settings
+from decoding.bench.errors import BenchmarkInputError
 
 EXIT_OK = 0
 EXIT_FAILED = 1

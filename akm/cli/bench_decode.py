@@ -12,7 +12,7 @@ from pathlib import Path
 
 from akm.runtime import freeze_loaded_objects
 from akm.settings import Settings
-from decoding.benchmark_spec import FORMATS, METHODS
+from decoding.bench.spec import FORMATS, METHODS
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -72,8 +72,7 @@ def run_bench_decode(args: argparse.Namespace, settings: Settings) -> int:
     # torch and transformers load only when the benchmark runs, so `akm --help` stays fast.
     import torch
 
-    from decoding.benchmark import (
-        BenchmarkInputError,
+    from decoding.bench.decode import (
         check_methods,
         default_methods,
         format_markdown,
@@ -82,6 +81,7 @@ def run_bench_decode(args: argparse.Namespace, settings: Settings) -> int:
         write_json,
         write_plot,
     )
+    from decoding.bench.errors import BenchmarkInputError, require_bench_extra
     from decoding.models import ModelLoadError, load_target
 
     if args.per_category is not None and args.per_category < 1:
@@ -91,6 +91,8 @@ def run_bench_decode(args: argparse.Namespace, settings: Settings) -> int:
     if args.max_draft < 1:
         return _fail("--max-draft must be at least 1")
     try:
+        if args.plot_out is not None:
+            require_bench_extra("matplotlib", "--plot")
         methods = check_methods(args.methods or default_methods(args.prompt_format), args.prompt_format)
         prompts = read_prompts(args.prompts, args.prompt_format, args.per_category)
     except BenchmarkInputError as error:

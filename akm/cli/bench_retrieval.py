@@ -17,11 +17,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from akm.embedding import Embedder, EmbeddingModelError, load_embedder
-from akm.ingest import IngestError
-from akm.manifest import ManifestError, load_manifest
-from akm.retrieval.benchmark import (
-    BenchmarkInputError,
+from akm.bench.retrieval import (
     BenchmarkSettings,
     CachingEmbedder,
     EmbeddingCache,
@@ -31,10 +27,14 @@ from akm.retrieval.benchmark import (
     load_queries,
     run_queries,
 )
+from akm.embedding import Embedder, EmbeddingModelError, load_embedder
+from akm.ingest import IngestError
+from akm.manifest import ManifestError, load_manifest
 from akm.retrieval.lanes import ALL_LANES
 from akm.runtime import freeze_loaded_objects
 from akm.settings import Settings
 from akm.store import EvidenceStore, open_store
+from decoding.bench.errors import BenchmarkInputError, import_bench_extra
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -100,15 +100,10 @@ def _temporary_store(args: argparse.Namespace) -> Iterator[EvidenceStore]:
         finally:
             store.close()
         return
-    try:
-        import pgserver
-    except ImportError as error:
-        raise BenchmarkInputError(
-            "--backend postgresql needs --database-url or the pgserver package"
-        ) from error
+    pgserver = import_bench_extra("pgserver", "--backend postgresql without --database-url")
     with tempfile.TemporaryDirectory(prefix="akm-bench-pg-") as folder:
         Path(folder).chmod(0o755)
-        server = pgserver.get_server(Path(folder) / "pgdata", cleanup_mode="delete")  # type: ignore[attr-defined]
+        server = pgserver.get_server(Path(folder) / "pgdata", cleanup_mode="delete")
         try:
             server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
             store = open_store(server.get_uri())

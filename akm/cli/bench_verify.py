@@ -12,12 +12,13 @@ import json
 import sys
 from pathlib import Path
 
+from akm.bench.verify import format_table, run_verify_benchmark, write_curve_plot
 from akm.settings import Settings
-from akm.verify.benchmark import BenchmarkInputError, format_table, run_verify_benchmark, write_curve_plot
 from akm.verify.combined import StrictestOf
 from akm.verify.judgement import ClaimVerifier
 from akm.verify.lexical import LexicalClaimVerifier
 from akm.verify.nli import NLIModelError, NLIVerifier
+from decoding.bench.errors import BenchmarkInputError, require_bench_extra
 
 EXIT_OK = 0
 EXIT_TARGET_MISSED = 1
@@ -83,6 +84,12 @@ def run_bench_verify(args: argparse.Namespace, settings: Settings) -> int:
     if not 0.0 <= threshold <= 1.0:
         print("akm bench verify: --threshold must be between 0 and 1", file=sys.stderr)
         return EXIT_USAGE
+    if args.json_out is not None:
+        try:
+            require_bench_extra("matplotlib", "the threshold curve written beside --json")
+        except BenchmarkInputError as error:
+            print(f"akm bench verify: {error}", file=sys.stderr)
+            return EXIT_USAGE
     verifier: ClaimVerifier = LexicalClaimVerifier(support_threshold=threshold)
     if args.nli:
         try:

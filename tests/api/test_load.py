@@ -16,7 +16,7 @@ import pytest
 from api_fakes import seed_store
 from uvicorn_process import fake_server_command, running_server, spare_port
 
-from akm.api.load_test import format_report, percentile, run_load
+from akm.bench.load_test import format_report, percentile, run_load
 from akm.store import open_store
 
 CLIENTS = 20

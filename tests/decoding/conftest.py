@@ -9,8 +9,8 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
+from decoding.acceptance import SamplingParams
 from decoding.drafters import GREEDY, DraftProposal, as_token_list
-from decoding.verify import SamplingParams
 
 # Token 0 is BOS, 1 is EOS, 2..15 are the letters a..n.
 TINY_VOCAB = ["<s>", "</s>", *"abcdefghijklmn"]

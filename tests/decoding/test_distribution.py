@@ -10,10 +10,10 @@ import torch
 from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
 import decoding.speculative
+from decoding.acceptance import Acceptance, SamplingParams, sampling_probs
 from decoding.drafters import ModelDrafter
 from decoding.kv_cache import CachedModel
 from decoding.speculative import DecodeConfig, SpeculativeDecoder
-from decoding.verify import Acceptance, SamplingParams, sampling_probs
 
 from .conftest import character_tokenizer, tiny_model
 from .distribution_check import ALPHA, chi_square_p_value

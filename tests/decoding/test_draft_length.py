@@ -13,6 +13,7 @@ import torch
 from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
 from decoding import draft_length
+from decoding.acceptance import SamplingParams
 from decoding.draft_length import (
     COST_CACHE_FORMAT,
     REMEASURE_ENV,
@@ -28,7 +29,6 @@ from decoding.draft_length import (
 )
 from decoding.drafters import GREEDY, DraftProposal, ModelDrafter
 from decoding.speculative import DecodeConfig, SpeculativeDecoder
-from decoding.verify import SamplingParams
 
 # The CPU curve from the measured SmolLM2 numbers: k=1 costs 1.7x a plain step, k=8 about 2x.
 CPU = VerifyCostCurve((72.0, 124.0, 128.0, 131.0, 136.0, 140.0, 143.0, 146.0, 148.0))

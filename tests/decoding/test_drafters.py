@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
+from decoding.acceptance import SamplingParams
 from decoding.draft_length import AcceptanceTracker, VerifyCostCurve
 from decoding.drafters import (
     GREEDY,
@@ -24,7 +25,6 @@ from decoding.drafters import (
 )
 from decoding.speculative import DecodeConfig, SpeculativeDecoder, plain_generate
 from decoding.suffix_automaton import SuffixAutomaton
-from decoding.verify import SamplingParams
 
 tokens = st.lists(st.integers(min_value=0, max_value=3), max_size=30)
 

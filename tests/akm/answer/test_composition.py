@@ -17,8 +17,7 @@ from akm.ingest import ingest
 from akm.manifest import load_manifest
 from akm.packet import packet_findings
 from akm.store import open_store
-
-from .conftest import FixedGenerator
+from tests.plugins.corpus import FixedGenerator
 
 FIXTURE_DOCS = Path(__file__).resolve().parents[2] / "fixtures" / "answers" / "docs"
 QUESTION = "When was the Kestrel Harbour Bridge opened to traffic?"

@@ -11,7 +11,6 @@ import pytest
 
 from akm.answer import EvidencePrompt, GeneratedAnswer
 from akm.bench.answers import (
-    BenchmarkInputError,
     contains_gold,
     load_squad,
     normalize_answer,
@@ -21,6 +20,7 @@ from akm.bench.answers import (
 )
 from akm.cli import main
 from akm.runtime import Runtime
+from decoding.bench.errors import BenchmarkInputError
 
 SQUAD = {
     "version": "1.1",

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from akm.answer import EvidencePrompt, GeneratedAnswer, answer
+from akm.bench.retrieval import benchmark_manifest
 from akm.config import DEFAULT_MANIFEST_FILE
 from akm.contract.models import EvidenceRow
 from akm.direct_read import direct_read
@@ -24,7 +25,6 @@ from akm.embedding import Embedder, load_embedder
 from akm.fusion import FusionSettings, fuse
 from akm.ingest import ingest, ingest_corpus
 from akm.manifest import Manifest, load_manifest
-from akm.retrieval.benchmark import benchmark_manifest
 from akm.retrieval.orchestrate import retrieve
 from akm.runtime import Runtime
 from akm.settings import Settings

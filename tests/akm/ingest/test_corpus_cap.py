@@ -272,8 +272,8 @@ def test_cli_progress_goes_to_stderr_unless_quiet(
 
 
 def test_benchmark_manifest_cap_fits_its_corpus(tmp_path: Path) -> None:
+    from akm.bench.retrieval import benchmark_manifest
     from akm.ingest import corpus_document_count
-    from akm.retrieval.benchmark import benchmark_manifest
 
     documents = [{"_id": str(number), "text": f"abstract {number}"} for number in range(250)]
     corpus = tmp_path / "corpus.jsonl"

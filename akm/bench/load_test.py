@@ -1,6 +1,6 @@
 """A bounded load test of a running API: concurrent clients over audit and answer endpoints.
 
-    python -m akm.api.load_test --base-url http://127.0.0.1:8000 --clients 20 --duration 30
+    python -m akm.bench.load_test --base-url http://127.0.0.1:8000 --clients 20 --duration 30
 
 Each client loops for the duration, alternating by weight between answers (POST /v1/answers)
 and audit reads (sources, rejections, dependents, stored packets). Afterwards every packet
@@ -204,7 +204,9 @@ def format_report(report: LoadReport) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m akm.api.load_test", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m akm.bench.load_test", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--base-url", default="http://127.0.0.1:8000")
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--duration", type=float, default=30.0, help="seconds")

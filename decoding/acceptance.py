@@ -1,4 +1,7 @@
-"""The verify step as pure functions over tensors: sampling filters, greedy and exact speculative acceptance.
+"""Token acceptance as pure functions over tensors: sampling filters, greedy and exact speculative acceptance.
+
+The decoder's verify step (the target scoring a block of drafted tokens) decides with these which
+drafts to keep; this is token acceptance, not claim support (that is `akm.verify`).
 
 `accept_greedy` and `accept_speculative` take the k drafted tokens and the target's k+1 rows of
 logits / probabilities (row i scores the token after draft position i-1; the last row is the bonus

@@ -34,7 +34,8 @@ import transformers
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.generation.streamers import BaseStreamer
 
-from decoding.benchmark_spec import FORMATS, METHODS
+from decoding.bench.errors import BenchmarkInputError, import_bench_extra
+from decoding.bench.spec import FORMATS, METHODS
 from decoding.draft_length import VerifyCostCurve, load_or_measure_verify_cost
 from decoding.drafters import CompositeDrafter, Drafter, EvidenceDrafter, NoDrafter, PromptLookupDrafter
 from decoding.models import chat_prompt_ids
@@ -108,10 +109,6 @@ SQUAD_SYSTEM = (
     "You answer questions using only the given context. Answer in one or two sentences, "
     "reusing the context's own words."
 )
-
-
-class BenchmarkInputError(ValueError):
-    """The prompts file or the requested methods cannot be benchmarked."""
 
 
 @dataclass(frozen=True)
@@ -905,10 +902,9 @@ def format_markdown(report: dict[str, Any]) -> str:
 
 def write_plot(report: dict[str, Any], path: Path) -> None:
     """Acceptance rate by draft position (own speculative methods) and speedup per category."""
-    import matplotlib
-
+    matplotlib = import_bench_extra("matplotlib", "the decoding benchmark's plot")
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = import_bench_extra("matplotlib.pyplot", "the decoding benchmark's plot")
 
     records = report["results"]
     summary: dict[str, dict[str, dict[str, Any]]] = report["summary"]

@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
-from akm.cli import main
-from akm.verify import SupportJudgement
-from akm.verify.benchmark import (
+from akm.bench.verify import (
     CURVE_THRESHOLDS,
     ERROR_KINDS,
-    BenchmarkInputError,
     VerifyCase,
     error_kind,
     run_verify_benchmark,
     summarise,
 )
+from akm.cli import main
+from akm.verify import SupportJudgement
+from decoding.bench.errors import BenchmarkInputError
 
 SCIFACT_CLAIMS = (
     Path(__file__).resolve().parents[3]

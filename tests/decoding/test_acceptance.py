@@ -1,4 +1,4 @@
-"""The verify step as pure functions over hand-made tensors, and its output distribution."""
+"""Token acceptance as pure functions over hand-made tensors, and its output distribution."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable, Hashable
 import pytest
 import torch
 
-from decoding.verify import (
+from decoding.acceptance import (
     Acceptance,
     SamplingParams,
     accept_greedy,

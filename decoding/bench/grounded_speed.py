@@ -1,6 +1,6 @@
 """Side-by-side speed of plain, speculative and Hugging Face greedy decoding on grounded prompts.
 
-    python -m decoding.grounded_speed --cache-root DATA/models [--max-new-tokens 128] [--repeats 2]
+    python -m decoding.bench.grounded_speed --cache-root DATA/models [--max-new-tokens 128] [--repeats 2]
 
 Prints the measured verify-cost curve and one row per prompt and method, and writes JSON to --json.
 The runs of each prompt are interleaved so machine load affects all methods alike.

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from akm.bench.retrieval import EmbeddingCache, load_qrels
 from akm.cli.bench_retrieval import handle, register
-from akm.retrieval.benchmark import EmbeddingCache, load_qrels
 from akm.retrieval.evaluation import collapse_to_documents, mrr_at_k, ndcg_at_k, percentile, recall_at_k
 from akm.settings import load_settings
 

@@ -25,6 +25,7 @@ from akm.verify.judgement import SUPPORT_LABELS, ClaimVerifier, SupportJudgement
 from akm.verify.lexical import LexicalClaimVerifier
 from akm.verify.structure import hedged_scopes, list_items
 from akm.verify.wording import compares, directions, words
+from decoding.bench.errors import BenchmarkInputError, import_bench_extra
 
 GOLD_LABELS: tuple[str, ...] = ("SUPPORTS", "REFUTES", "NOT_ENOUGH_INFO")
 CURVE_THRESHOLDS: tuple[float, ...] = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
@@ -50,10 +51,6 @@ _CHECK_KINDS: dict[str, str] = {
     "modifier": "same-words-other-relation",
     "proximity": "same-words-other-relation",
 }
-
-
-class BenchmarkInputError(ValueError):
-    """The claims file is missing or not shaped like a SciFact claims-with-evidence file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,10 +315,9 @@ def run_verify_benchmark(
 
 def write_curve_plot(report: dict[str, Any], path: Path) -> None:
     """Precision and recall against the support-score threshold (whole file and halves) as a PNG."""
-    import matplotlib
-
+    matplotlib = import_bench_extra("matplotlib", "the verify benchmark's threshold curve")
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = import_bench_extra("matplotlib.pyplot", "the verify benchmark's threshold curve")
 
     figure, axes = plt.subplots(figsize=(7, 4.5))
     styles = {"all": "-", "even": "--", "odd": ":"}

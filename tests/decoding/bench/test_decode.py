@@ -10,11 +10,10 @@ import pytest
 from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
 from akm.cli import main as akm_main
-from decoding.benchmark import (
+from decoding.bench.decode import (
     REPORT_KEYS,
     RESULT_KEYS,
     SUMMARY_KEYS,
-    BenchmarkInputError,
     BenchPrompt,
     acceptance_by_position,
     check_methods,
@@ -30,9 +29,10 @@ from decoding.benchmark import (
     write_json,
     write_plot,
 )
+from decoding.bench.errors import BenchmarkInputError
 from decoding.draft_length import VerifyCostCurve
 
-SHARED_DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+SHARED_DATASETS = Path(__file__).resolve().parents[3].parent / "shared" / "datasets"
 SPEC_BENCH = SHARED_DATASETS / "spec_bench" / "question.jsonl"
 XQUAD = SHARED_DATASETS / "xquad_en" / "xquad.en.dev-half.json"
 

@@ -29,13 +29,10 @@ from akm.retrieval.evaluation import collapse_to_documents, mrr_at_k, ndcg_at_k,
 from akm.retrieval.lanes import ALL_LANES
 from akm.retrieval.orchestrate import retrieve
 from akm.store import EvidenceStore
+from decoding.bench.errors import BenchmarkInputError
 
 FUSION_METHODS = ("deterministic-priority", "rrf")
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-class BenchmarkInputError(ValueError):
-    """A corpus, queries or qrels file that cannot be used."""
 
 
 def _open_text(path: Path) -> Any:
