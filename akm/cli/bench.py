@@ -19,6 +19,7 @@ BENCH_MODULES: tuple[str, ...] = (
     "akm.cli.bench_verify",
     "akm.cli.bench_decode",
     "akm.cli.bench_retrieval",
+    "akm.cli.bench_ingest",
 )
 
 
