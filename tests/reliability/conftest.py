@@ -1,73 +1,26 @@
-"""Fixtures of the reliability probes: a copy of the bundled corpus with its own store, and
+"""Fixtures of the reliability probes (the service-docs corpus comes from ``tests/plugins/corpus.py``) and
 helpers that run ``akm`` as a real subprocess (bounded by a timeout, so a hang fails)."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Generator, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
 from akm.config import DEFAULT_MANIFEST_FILE
-from akm.embedding import Embedder, HashingEmbedder, load_embedder
+from akm.embedding import HashingEmbedder
 from akm.ingest import ingest
-from akm.manifest import Manifest, load_manifest
-from akm.store import EvidenceStore, open_store
+from akm.manifest import load_manifest
+from akm.store import open_store
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@dataclass
-class FixedGenerator:
-    """Answers with a fixed text (the claims under test), whatever the prompt."""
-
-    text: str
-    prompts: list[Any] = field(default_factory=list)
-
-    def stream(
-        self, prompt: Any, *, max_new_tokens: int, temperature: float, seed: int | None
-    ) -> Generator[str, None, Any]:
-        from akm.answer import GeneratedAnswer
-
-        self.prompts.append(prompt)
-        yield self.text
-        return GeneratedAnswer(text=self.text, decode={"new_tokens": 0, "source": "fixed"})
-
-
-@dataclass
-class Corpus:
-    """A copy of the bundled docs with its own manifest and SQLite store, ingested once."""
-
-    root: Path
-    manifest: Manifest
-    store: EvidenceStore
-    embedder: Embedder
-
-    @staticmethod
-    def generator(text: str) -> FixedGenerator:
-        return FixedGenerator(text)
-
-
-@pytest.fixture
-def corpus(tmp_path: Path) -> Iterator[Corpus]:
-    root = tmp_path / "project"
-    shutil.copytree(REPO / "docs", root / "docs")
-    (root / "config").mkdir()
-    shutil.copy(DEFAULT_MANIFEST_FILE, root / "config" / "manifest.yaml")
-    store = open_store(f"sqlite:///{tmp_path / 'store.sqlite3'}")
-    embedder = load_embedder("hashing")
-    manifest = load_manifest(root / "config" / "manifest.yaml")
-    ingest(store, manifest, embedder=embedder)
-    yield Corpus(root=root, manifest=manifest, store=store, embedder=embedder)
-    store.close()
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,11 @@ from pathlib import Path
 import pytest
 
 from akm.packet import packet_findings
+from tests.plugins.corpus import CAP_SENTENCE, Corpus
 
-from .conftest import REPO, Corpus, Snapshot, akm_environment, assert_intact, snapshot
+from .conftest import REPO, Snapshot, akm_environment, assert_intact, snapshot
 
 pytestmark = pytest.mark.reliability
-
-CAP_SENTENCE = "The manifest also sets the per-source cap (2 rows per source)."
 
 
 def test_two_ingests_at_once_equal_one_clean_run(many_files: Path, clean: Snapshot, tmp_path: Path) -> None:

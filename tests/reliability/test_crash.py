@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import FILES, REPO, Corpus, Snapshot, akm_environment, assert_intact, ingest_here, snapshot
+from tests.plugins.corpus import CAP_SENTENCE, Corpus
+
+from .conftest import FILES, REPO, Snapshot, akm_environment, assert_intact, ingest_here, snapshot
 
 pytestmark = pytest.mark.reliability
 
@@ -71,7 +73,6 @@ def test_kill_9_during_ingest_then_rerun_equals_a_clean_run(
     assert snapshot(database) == clean
 
 
-CAP_SENTENCE = "The manifest also sets the per-source cap (2 rows per source)."
 CONFIGURATION = "akm:docs:configuration.md"
 
 # Runs ingest as a library, then dies by SIGKILL at the chosen point of the re-verification.

@@ -22,10 +22,10 @@ from akm.service.pipeline import PipelineReverifyService
 from akm.service.scope import SourceScope
 from akm.settings import load_settings
 from akm.verify import LexicalClaimVerifier, SupportJudgement
+from tests.plugins.corpus import CAP_SENTENCE
 
 pytestmark = pytest.mark.reliability
 
-CAP_SENTENCE = "The manifest also sets the per-source cap (2 rows per source)."
 CONFIGURATION = "akm:docs:configuration.md"
 
 

@@ -15,8 +15,7 @@ from akm.embedding import HashingEmbedder
 from akm.ingest import ingest
 from akm.manifest import load_manifest
 from akm.store import open_store
-
-from .conftest import Corpus
+from tests.plugins.corpus import Corpus
 
 pytestmark = pytest.mark.reliability
 

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-import jsonschema
 import pytest
 
 from akm.contract.builders import build_candidate_row
 from akm.contract.ids import sha256_file
 from akm.contract.models import Authority, EvidenceRow, Freshness, Locator
 
-UPSTREAM_SCHEMA = (
-    Path(__file__).resolve().parents[3].parent / "shared" / "reference" / "akm" / "evidence-row.schema.json"
-)
 MOMENT = "2026-11-29T00:00:00.000Z"
 GUIDE = "# Guide\n\nIntro line.\n\n## Install\n\nRun make install.\nThen make test.\n\n## Use\n\nAsk a question.\n"
 
@@ -61,16 +55,3 @@ def candidate_for(source_root: Path) -> Callable[..., EvidenceRow]:
         )
 
     return factory
-
-
-@pytest.fixture
-def contract_validator() -> Callable[[dict[str, Any], str], None]:
-    if not UPSTREAM_SCHEMA.is_file():
-        pytest.skip(f"upstream evidence schema not found at {UPSTREAM_SCHEMA}")
-    schema = json.loads(UPSTREAM_SCHEMA.read_text(encoding="utf-8"))
-
-    def validate(document: dict[str, Any], definition: str) -> None:
-        wrapper = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}
-        jsonschema.Draft202012Validator(wrapper, format_checker=jsonschema.FormatChecker()).validate(document)
-
-    return validate

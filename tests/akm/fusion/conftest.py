@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
-import jsonschema
 import pytest
 
 from akm.contract.builders import build_candidate_row
 from akm.contract.ids import sha256_text
 from akm.contract.models import Authority, EvidenceRow, Freshness, Locator
 
-UPSTREAM_SCHEMA = (
-    Path(__file__).resolve().parents[3].parent / "shared" / "reference" / "akm" / "evidence-row.schema.json"
-)
 MOMENT = "2026-11-29T00:00:00.000Z"
 
 RowFactory = Callable[..., EvidenceRow]
@@ -73,16 +66,3 @@ def make_row() -> RowFactory:
         )
 
     return factory
-
-
-@pytest.fixture
-def contract_validator() -> Callable[[dict[str, Any], str], None]:
-    if not UPSTREAM_SCHEMA.is_file():
-        pytest.skip(f"upstream evidence schema not found at {UPSTREAM_SCHEMA}")
-    schema = json.loads(UPSTREAM_SCHEMA.read_text(encoding="utf-8"))
-
-    def validate(document: dict[str, Any], definition: str) -> None:
-        wrapper = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}
-        jsonschema.Draft202012Validator(wrapper, format_checker=jsonschema.FormatChecker()).validate(document)
-
-    return validate

@@ -4,14 +4,12 @@ deterministic bag-of-words embedder, so lane tests need neither the ingest pipel
 from __future__ import annotations
 
 import hashlib
-import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import numpy as np
 import pytest
 import yaml
@@ -22,9 +20,6 @@ from akm.embedding import EmbeddingModelError
 from akm.manifest import Manifest, load_manifest
 from akm.store import EvidenceStore, NewChunk, NewLink
 
-UPSTREAM_SCHEMA = (
-    Path(__file__).resolve().parents[3].parent / "shared" / "reference" / "akm" / "evidence-row.schema.json"
-)
 REF = "test:docs:public-markdown"
 
 
@@ -266,16 +261,3 @@ def unavailable_embedder() -> UnavailableEmbedder:
 def corpus_store(sqlite_store: EvidenceStore, embedder: BagOfWordsEmbedder) -> Iterator[EvidenceStore]:
     index_corpus(sqlite_store, embedder)
     yield sqlite_store
-
-
-@pytest.fixture
-def contract_validator() -> Callable[[dict[str, Any], str], None]:
-    if not UPSTREAM_SCHEMA.is_file():
-        pytest.skip(f"upstream evidence schema not found at {UPSTREAM_SCHEMA}")
-    schema = json.loads(UPSTREAM_SCHEMA.read_text(encoding="utf-8"))
-
-    def validate(document: dict[str, Any], definition: str) -> None:
-        wrapper = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}
-        jsonschema.Draft202012Validator(wrapper, format_checker=jsonschema.FormatChecker()).validate(document)
-
-    return validate

@@ -13,21 +13,17 @@ from akm.manifest import load_manifest
 from akm.reverify import reverify
 from akm.store import EvidenceStore
 from akm.verify import LexicalClaimVerifier
-
-REPO_ROOT_DIR = Path(__file__).resolve().parents[3]
-
-CAP = "The manifest also sets the per-source cap (2 rows per source)."
+from tests.plugins.corpus import CAP_SENTENCE as CAP
+from tests.plugins.corpus import SERVICE_DOCS, FixedGenerator
 
 
 def test_dependents_and_task_packets(store: EvidenceStore, tmp_path: Path) -> None:
-    shutil.copytree(REPO_ROOT_DIR / "docs", tmp_path / "docs")
+    shutil.copytree(SERVICE_DOCS, tmp_path / "docs")
     (tmp_path / "config").mkdir()
     shutil.copy(DEFAULT_MANIFEST_FILE, tmp_path / "config" / "manifest.yaml")
     manifest = load_manifest(tmp_path / "config" / "manifest.yaml")
     embedder = load_embedder("hashing")
     ingest(store, manifest, embedder=embedder)
-
-    from akm_answer_test_fixtures import FixedGenerator
 
     result = answer(
         "What does the per-source cap limit?",

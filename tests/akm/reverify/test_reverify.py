@@ -14,8 +14,8 @@ from akm.contract.models import EvidencePacket
 from akm.packet import packet_findings
 from akm.reverify import UnknownSourceError, reverify
 from akm.verify import LexicalClaimVerifier
+from tests.plugins.corpus import CAP_SENTENCE
 
-CAP_SENTENCE = "The manifest also sets the per-source cap (2 rows per source)."
 CONFIGURATION = "akm:docs:configuration.md"
 
 
@@ -170,14 +170,19 @@ def test_audit_and_reverify_commands_show_the_lineage(
 
     assert _cli(corpus, "audit", "dependents", CONFIGURATION, "--revision", old_revision) == 0
     dependents = json.loads(capsys.readouterr().out)
-    assert {(item["packetId"], item["evidenceId"]) for item in dependents} >= {(first.packet_id, old_row)}
+    [read_at_old] = dependents["revisions"]
+    assert read_at_old["revision"] == old_revision and not read_at_old["isCurrent"]
+    assert {(item["packetId"], item["evidenceId"]) for item in read_at_old["claims"]} >= {
+        (first.packet_id, old_row)
+    }
+    assert first.packet_id in dependents["stalePacketIds"]
 
-    assert _cli(corpus, "audit", "packet", first.packet_id) == 0
-    verifications = json.loads(capsys.readouterr().out)["verifications"]
+    assert _cli(corpus, "audit", "packet", first.packet_id, "--task") == 0
+    verifications = json.loads(capsys.readouterr().out)["packets"]
     assert [item["verdict"] for item in verifications] == ["PASS", "HOLD"]
     assert verifications[0]["packetId"] == first.packet_id
 
-    assert _cli(corpus, "audit", "evidence", old_row) == 0
+    assert _cli(corpus, "audit", "evidence", old_row, "--history") == 0
     events = json.loads(capsys.readouterr().out)["events"]
     assert [event["toState"] for event in events] == ["candidate", "direct-read", "claim-supported", "stale"]
 
