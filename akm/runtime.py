@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from akm.embedding import Embedder, EmbeddingModelError, load_embedder
+from akm.errors import ModelUnavailableError
 from akm.manifest import Manifest, load_manifest
 from akm.settings import Settings
 from akm.store import EvidenceStore, open_store
@@ -22,16 +23,6 @@ if TYPE_CHECKING:
     from akm.answer import SpeculativeAnswerGenerator
     from decoding.drafters import ModelDrafter
     from decoding.models import LoadedModel
-
-
-class ModelUnavailableError(RuntimeError):
-    """A configured model (target, embedder or NLI) could not be loaded."""
-
-    def __init__(self, kind: str, name: str, reason: str) -> None:
-        self.kind = kind
-        self.name = name
-        self.reason = reason
-        super().__init__(f"the {kind} model {name!r} could not be loaded: {reason}")
 
 
 def freeze_loaded_objects() -> None:
@@ -88,7 +79,7 @@ class Runtime:
             try:
                 self._embedder = None if name == "none" else load_embedder(name, device=self.settings.device)
             except EmbeddingModelError as error:
-                raise ModelUnavailableError("embedding", name, str(error)) from error
+                raise ModelUnavailableError.could_not_load("embedding", name, str(error)) from error
             self._embedder_loaded = True
             if self._embedder is not None:
                 # Weights load on first use; loading them here keeps that out of the first query. A
@@ -106,7 +97,9 @@ class Runtime:
                 try:
                     nli = NLIVerifier.from_directory(self.settings.nli_model, device=self.settings.device)
                 except NLIModelError as error:
-                    raise ModelUnavailableError("NLI", self.settings.nli_model, str(error)) from error
+                    raise ModelUnavailableError.could_not_load(
+                        "NLI", self.settings.nli_model, str(error)
+                    ) from error
                 # The NLI model can only make a verdict stricter, never grant support alone.
                 self._verifier = StrictestOf(lexical, nli)
             else:
@@ -137,9 +130,9 @@ class Runtime:
                 prepack=settings.prepack_weights,
             )
         except ModelLoadError as error:
-            raise ModelUnavailableError("target", settings.target_model, str(error)) from error
+            raise ModelUnavailableError.could_not_load("target", settings.target_model, str(error)) from error
         except (OSError, RuntimeError, ValueError) as error:
-            raise ModelUnavailableError(
+            raise ModelUnavailableError.could_not_load(
                 "target", settings.target_model, f"{type(error).__name__}: {error}"
             ) from error
         generator = SpeculativeAnswerGenerator(
@@ -170,7 +163,7 @@ class Runtime:
                 target_tokenizer=target.tokenizer,
             )
         except (ModelLoadError, VocabularyMismatchError) as error:
-            raise ModelUnavailableError("draft", settings.draft_model, str(error)) from error
+            raise ModelUnavailableError.could_not_load("draft", settings.draft_model, str(error)) from error
 
     def close(self) -> None:
         if self._store is not None:

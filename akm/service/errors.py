@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-
-class ServiceError(Exception):
-    """Base of every failure the service layer reports on purpose."""
+# The base and the model error are shared with the runtime, which raises the latter.
+from akm.errors import ModelUnavailableError, ServiceError
 
 
 class NotFoundError(ServiceError):
@@ -18,10 +17,6 @@ class NotFoundError(ServiceError):
 
 class InvalidRequestError(ServiceError):
     """A well-formed request the service cannot act on (e.g. a question over the length limit)."""
-
-
-class ModelUnavailableError(ServiceError):
-    """The language model (or another model the pipeline needs) cannot be loaded or run."""
 
 
 class ServiceUnavailableError(ServiceError):
@@ -43,3 +38,15 @@ class GenerationBusyError(ServiceError):
 
 class GenerationCancelledError(ServiceError):
     """The client went away; generation stopped and nothing was stored."""
+
+
+__all__ = [
+    "GenerationBusyError",
+    "GenerationCancelledError",
+    "InvalidRequestError",
+    "ModelUnavailableError",
+    "NotFoundError",
+    "ServiceError",
+    "ServiceUnavailableError",
+    "StoreUnavailableError",
+]
