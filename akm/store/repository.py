@@ -30,7 +30,7 @@ from akm.store import dialects, migrate
 from akm.store.audit import AuditReads, ClaimInfo, ClaimSupportRecord, SourceInfo
 from akm.store.evidence import EvidenceReads, EvidenceWrites
 from akm.store.packets import PacketReads, PacketWrites, SourceDependent
-from akm.store.rejections import Rejection, RejectionReads, RetrievalRecordWrites
+from akm.store.rejections import RejectionReads, RetrievalRecordWrites
 from akm.store.search import ChunkSearch
 from akm.store.sources import SourceWrites
 
@@ -60,11 +60,6 @@ class EvidenceStore(ChunkSearch, EvidenceReads, PacketReads, RejectionReads, Aud
             except BaseException:
                 session.rollback()
                 raise
-
-    def record_rejection(self, rejection: Rejection) -> None:
-        """One rejected candidate in a transaction of its own."""
-        with self.transaction() as tx:
-            tx.record_rejections([rejection])
 
 
 def normalise_database_url(database_url: str) -> str:

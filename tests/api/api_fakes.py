@@ -242,8 +242,8 @@ def seed_store(store: EvidenceStore) -> dict[str, str]:
             detail={"path": "private-plan.md"},
         ),
     ]
-    for rejection in rejections:
-        store.record_rejection(rejection)
+    with store.transaction() as tx:
+        tx.record_rejections(rejections)
     return {
         "packet": old_packet["packetId"],
         "hidden_packet": hidden_packet["packetId"],

@@ -202,8 +202,8 @@ def test_rows_and_events_round_trip(store: EvidenceStore) -> None:
 
 def test_list_rejections_filters_and_pages(store: EvidenceStore) -> None:
     start = datetime(2026, 1, 1, tzinfo=UTC)
-    for index in range(5):
-        store.record_rejection(
+    with store.transaction() as tx:
+        tx.record_rejections(
             Rejection(
                 stage="fusion",
                 reason="per-source-cap" if index % 2 == 0 else "out-of-scope",
@@ -213,6 +213,7 @@ def test_list_rejections_filters_and_pages(store: EvidenceStore) -> None:
                 evidence_id=f"ev:{index}",
                 at=start + timedelta(hours=index),
             )
+            for index in range(5)
         )
     capped = store.list_rejections(reason="per-source-cap")
     assert [record.evidence_id for record in capped] == ["ev:4", "ev:2", "ev:0"]
