@@ -50,7 +50,7 @@ class IngestProgressOut(_Model):
 
 class IngestJobOut(_Model):
     job_id: str
-    state: Literal["running", "succeeded", "failed", "interrupted"]
+    state: Literal["running", "succeeded", "failed", "cancelled", "interrupted"]
     paths: list[str] | None
     created_at: str
     finished_at: str | None

@@ -5,8 +5,9 @@ paths) in a background thread, then re-verifies what the changed or deleted sour
 the command does. The registry of jobs lives in the process; each job's state is also written as
 JSON to ``<data_dir>/ingest-jobs/<jobId>.json`` when it starts, about once a second while it
 runs, and when it ends, so a finished job's report outlives a restart and every worker process
-can answer for any job. A job whose process ended before it finished reads as ``interrupted``
-(the batches it had written stay stored; the next ingest carries on from them).
+can answer for any job. When the server shuts down, a running job stops at its next file and reads
+as ``cancelled``; a job whose process ended without that (killed) reads as ``interrupted``. Either
+way the batches it had written stay stored and the next ingest carries on from them.
 
 Only one job runs at a time across all worker processes sharing the data directory: a job holds
 an exclusive lock on ``<data_dir>/ingest-jobs/running.lock`` (which names it) while it runs, and a
@@ -48,6 +49,10 @@ JOBS_FOLDER = "ingest-jobs"
 LOCK_NAME = "running.lock"
 SNAPSHOT_INTERVAL_S = 1.0
 _JOB_ID = re.compile(r"^[0-9a-f]{32}$")
+
+
+class _StopRequestedError(Exception):
+    """Raised from the progress callback to end a job early (the server is shutting down)."""
 
 
 class IngestJobRunningError(Exception):
@@ -141,6 +146,7 @@ class IngestJobs:
         self._embedder: Embedder | None = None
         self._embedder_loaded = False
         self._runtime_verifier: ClaimVerifier | None = None
+        self._stopping = threading.Event()
 
     # ---- defaults: the configured embedding model and claim verifier, built once ----
 
@@ -179,7 +185,7 @@ class IngestJobs:
             self._jobs[job.job_id] = job
             self._persist(job.to_json())
             thread = threading.Thread(
-                target=self._run, args=(job, descriptor), name=f"akm-ingest-{job.job_id[:8]}", daemon=True
+                target=self._run, args=(job, descriptor), name=f"akm-ingest-{job.job_id[:8]}", daemon=False
             )
             self._running = (job, thread)
             thread.start()
@@ -214,6 +220,11 @@ class IngestJobs:
         if running is not None:
             running[1].join(timeout_s)
 
+    def shutdown(self, timeout_s: float = 30.0) -> None:
+        """Stop the running job at its next file (what it wrote stays stored) and wait for it."""
+        self._stopping.set()
+        self.wait(timeout_s)
+
     def _running_elsewhere(self) -> str | None:
         """The job ID the lock names while some process holds it; None when no job runs."""
         path = self.folder / LOCK_NAME
@@ -238,6 +249,8 @@ class IngestJobs:
 
         def observe(progress: IngestProgress) -> None:
             nonlocal last_snapshot
+            if self._stopping.is_set():
+                raise _StopRequestedError
             job.progress = progress
             now = time.monotonic()
             if now - last_snapshot >= SNAPSHOT_INTERVAL_S:
@@ -263,6 +276,12 @@ class IngestJobs:
                 # pending and is re-verified by the next ingest or re-verification.
                 job.reverify = {"error": f"{type(error).__name__}: {error}", "pending": True}
             state = "succeeded"
+        except _StopRequestedError:
+            state = "cancelled"
+            error_text = (
+                "the server shut down during the job; the batches it wrote stay stored and the next "
+                "ingest carries on from them"
+            )
         except (
             ManifestError,
             IngestError,

@@ -54,7 +54,8 @@ _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 class UploadRefusal(StrEnum):
     """Why an upload was refused; the API maps each to its problem type."""
 
-    NOT_CONFIGURED = "uploads-not-configured"
+    DISABLED = "uploads-disabled"
+    MISCONFIGURED = "uploads-misconfigured"
     NOT_MULTIPART = "unsupported-media-type"
     MALFORMED = "malformed-request"
     NOT_A_FILE = "validation"
@@ -107,7 +108,7 @@ def resolve_upload_root(setting: str, manifest: Manifest) -> UploadRoot:
     file roots and be reached without a symbolic link (a walk never follows one)."""
     if not setting.strip():
         raise UploadRefused(
-            UploadRefusal.NOT_CONFIGURED,
+            UploadRefusal.DISABLED,
             "uploads are not configured: set upload_root (AKM_UPLOAD_ROOT) to a folder inside "
             "one of the manifest's source roots",
         )
@@ -124,7 +125,7 @@ def resolve_upload_root(setting: str, manifest: Manifest) -> UploadRoot:
                 project_prefix = str(project) if project else _ref_root(manifest, alias)
                 return UploadRoot(folder, alias, relative, "" if project_prefix == "." else project_prefix)
     raise UploadRefused(
-        UploadRefusal.NOT_CONFIGURED,
+        UploadRefusal.MISCONFIGURED,
         f"upload_root {setting!r} lies outside every file root of the manifest; "
         "uploaded files there would never be ingested",
     )
@@ -140,13 +141,13 @@ def _make_folder(root: Path, relative: str, setting: str) -> Path:
         folder = folder / part
         if folder.is_symlink():
             raise UploadRefused(
-                UploadRefusal.NOT_CONFIGURED,
+                UploadRefusal.MISCONFIGURED,
                 f"upload_root {setting!r} passes through a symbolic link, which ingest never follows",
             )
         if not folder.exists():
             folder.mkdir(mode=0o755)
         if not folder.is_dir():
-            raise UploadRefused(UploadRefusal.NOT_CONFIGURED, f"upload_root {setting!r} is not a folder")
+            raise UploadRefused(UploadRefusal.MISCONFIGURED, f"upload_root {setting!r} is not a folder")
     return folder
 
 

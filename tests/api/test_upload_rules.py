@@ -164,10 +164,13 @@ def test_the_upload_root_must_lie_inside_a_file_root(manifest: Manifest) -> None
     root = resolve_upload_root("docs/inbox", manifest)
     assert (root.root_alias, root.root_prefix, root.project_prefix) == ("docs", "inbox", "docs/inbox")
     assert root.directory == manifest.project_root / "docs" / "inbox" and root.directory.is_dir()
-    for setting in ("", "uploads", "docs/../uploads", "/tmp"):
+    with pytest.raises(UploadRefused) as disabled:
+        resolve_upload_root("", manifest)
+    assert disabled.value.reason is UploadRefusal.DISABLED
+    for setting in ("uploads", "docs/../uploads", "/tmp"):
         with pytest.raises(UploadRefused) as refused:
             resolve_upload_root(setting, manifest)
-        assert refused.value.reason is UploadRefusal.NOT_CONFIGURED
+        assert refused.value.reason is UploadRefusal.MISCONFIGURED
     (manifest.project_root / "elsewhere").mkdir()
     (manifest.project_root / "docs" / "link").symlink_to(manifest.project_root / "elsewhere")
     with pytest.raises(UploadRefused, match="symbolic link"):
@@ -300,3 +303,15 @@ def test_a_failing_job_records_why(jobs_setup: tuple[IngestJobs, threading.Event
     assert document["state"] == "failed" and "ManifestError" in document["error"]
     assert failing.start().job_id != job.job_id  # the lock was released
     failing.wait(30)
+
+
+def test_shutdown_stops_a_running_job_as_cancelled(jobs_setup: tuple[IngestJobs, threading.Event]) -> None:
+    jobs, release = jobs_setup
+    job = jobs.start()
+    stopper = threading.Thread(target=jobs.shutdown, args=(30.0,))
+    stopper.start()
+    release.set()
+    stopper.join(30)
+    document = jobs.get(job.job_id)
+    assert document["state"] == "cancelled" and "shut down" in document["error"]
+    assert json.loads((jobs.folder / f"{job.job_id}.json").read_text())["state"] == "cancelled"

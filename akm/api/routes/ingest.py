@@ -7,10 +7,11 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import anyio
-from fastapi import APIRouter, Body, Depends, Header, Request, Response
+from fastapi import APIRouter, Body, Depends, FastAPI, Header, Request, Response
 from starlette.requests import ClientDisconnect
 
 from akm.api.deps import LimitsDep
@@ -33,13 +34,23 @@ from akm.service.ingest_jobs import IngestJobRunningError, IngestJobs
 from akm.service.uploads import UploadRefusal, UploadRefused, UploadService
 from akm.settings import Settings
 
-router = APIRouter()
+
+@asynccontextmanager
+async def _stop_jobs_at_shutdown(app: FastAPI) -> AsyncIterator[None]:
+    yield
+    jobs: IngestJobs | None = getattr(app.state, "ingest_jobs", None)
+    if jobs is not None:  # a running ingest job stops at its next file
+        await anyio.to_thread.run_sync(jobs.shutdown)
+
+
+router = APIRouter(lifespan=_stop_jobs_at_shutdown)
 
 # After a refusal the rest of the body is read and dropped for at most this long, so a client
 # still sending (most send the whole body before reading the answer) gets the problem, not a reset.
 DRAIN_S = 30.0
 
-UPLOADS_NOT_CONFIGURED = ProblemType("uploads-not-configured", 503, "Uploads are not configured")
+UPLOADS_DISABLED = ProblemType("uploads-disabled", 403, "Uploads are not enabled on this server")
+UPLOADS_MISCONFIGURED = ProblemType("uploads-misconfigured", 503, "The upload root is not usable")
 NO_FILES = ProblemType("no-files", 422, "The upload holds no file")
 TOO_MANY_FILES = ProblemType("too-many-files", 413, "Too many files in one upload")
 INVALID_FILE_NAME = ProblemType("invalid-file-name", 422, "File name refused")
@@ -55,7 +66,8 @@ PRECONDITION_FAILED = ProblemType("precondition-failed", 412, "If-Match does not
 INGEST_RUNNING = ProblemType("ingest-running", 409, "An ingest job is running")
 
 UPLOAD_PROBLEMS: dict[UploadRefusal, ProblemType] = {
-    UploadRefusal.NOT_CONFIGURED: UPLOADS_NOT_CONFIGURED,
+    UploadRefusal.DISABLED: UPLOADS_DISABLED,
+    UploadRefusal.MISCONFIGURED: UPLOADS_MISCONFIGURED,
     UploadRefusal.NOT_MULTIPART: UNSUPPORTED_MEDIA_TYPE,
     UploadRefusal.MALFORMED: MALFORMED,
     UploadRefusal.NOT_A_FILE: VALIDATION,
@@ -209,7 +221,8 @@ UPLOAD_BODY = {
             INVALID_FILE_NAME,
             DUPLICATE_FILE_NAME,
             PRECONDITION_REQUIRED,
-            UPLOADS_NOT_CONFIGURED,
+            UPLOADS_DISABLED,
+            UPLOADS_MISCONFIGURED,
         ),
     },
 )
@@ -272,7 +285,7 @@ def start_ingest(
     "/v1/ingest/{job_id}",
     tags=["ingest"],
     summary="An ingest job's progress and, once finished, its report",
-    responses=problem_responses(404, 503),
+    responses=problem_responses(404, 422, 503),
 )
 def get_ingest_job(job_id: str, jobs: IngestJobsDep) -> IngestJobOut:
     return IngestJobOut.model_validate(jobs.get(job_id))
