@@ -1,7 +1,7 @@
 """Request and response bodies of the API (camelCase on the wire), separate from storage models.
 
 The lineage, rejection and source bodies are the audit read model that ``akm audit`` prints
-too; they live in ``akm.service.audit_models`` and are re-exported here.
+too: they live in ``akm.service.audit_models``.
 """
 
 from __future__ import annotations
@@ -10,26 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from akm.service.audit_models import (
-    ApiModel,
-    ClaimOccurrenceOut,
-    ClaimOut,
-    DependentClaimOut,
-    DependentPacketOut,
-    DependentRowOut,
-    EvidenceHistoryOut,
-    PacketHistoryOut,
-    RejectionOut,
-    RejectionPageOut,
-    RevisionDependentsOut,
-    SourceDependentsOut,
-    SourceOut,
-    SourcePageOut,
-    SourceSummaryOut,
-    SourceVersionOut,
-    SupportRowOut,
-    VerificationEventOut,
-)
+from akm.service.audit_models import ApiModel
 
 LaneName = Literal["exact", "qmd-lexical", "qmd-semantic", "graphify-relationship"]
 
@@ -111,34 +92,3 @@ class ReadyOut(ApiModel):
     status: Literal["ready", "not-ready"]
     store: str
     models: str
-
-
-__all__ = [
-    "AnswerIn",
-    "AnswerOptionsIn",
-    "AnswerOut",
-    "ApiModel",
-    "ClaimOccurrenceOut",
-    "ClaimOut",
-    "DependentClaimOut",
-    "DependentPacketOut",
-    "DependentRowOut",
-    "EvidenceHistoryOut",
-    "FindingOut",
-    "HealthOut",
-    "PacketHistoryOut",
-    "ReadyOut",
-    "RejectionOut",
-    "RejectionPageOut",
-    "ReverifyIn",
-    "ReverifyOut",
-    "RevisionDependentsOut",
-    "SourceDependentsOut",
-    "SourceOut",
-    "SourcePageOut",
-    "SourceSummaryOut",
-    "SourceVersionOut",
-    "SupportRowOut",
-    "ValidationReportOut",
-    "VerificationEventOut",
-]

@@ -9,8 +9,8 @@ from fastapi import APIRouter, Query
 
 from akm.api.deps import AuditDep, LimitsDep
 from akm.api.problems import VALIDATION, ApiProblem, problem_responses
-from akm.api.schemas import RejectionPageOut, SourceDependentsOut
 from akm.service.audit import MAX_PAGE_SIZE, RejectionFilters
+from akm.service.audit_models import RejectionPageOut, SourceDependentsOut
 
 router = APIRouter(tags=["audit"], responses=problem_responses(404, 422, 503))
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter
 
 from akm.api.deps import AuditDep
 from akm.api.problems import problem_responses
-from akm.api.schemas import ClaimOut, EvidenceHistoryOut, PacketHistoryOut
+from akm.service.audit_models import ClaimOut, EvidenceHistoryOut, PacketHistoryOut
 
 router = APIRouter(tags=["lineage"], responses=problem_responses(404, 422, 503))
 

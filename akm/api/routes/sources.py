@@ -10,8 +10,9 @@ from fastapi import APIRouter, Body, Query
 from akm.api.deps import AuditDep, LimitsDep, ReverifyDep
 from akm.api.problems import problem_responses
 from akm.api.routes.audit import page_limit
-from akm.api.schemas import ReverifyIn, SourceOut, SourcePageOut
+from akm.api.schemas import ReverifyIn
 from akm.service.audit import MAX_PAGE_SIZE
+from akm.service.audit_models import SourceOut, SourcePageOut
 
 router = APIRouter(tags=["sources"], responses=problem_responses(404, 422, 503))
 
