@@ -20,6 +20,7 @@ BENCH_MODULES: tuple[str, ...] = (
     "akm.cli.bench_decode",
     "akm.cli.bench_retrieval",
     "akm.cli.bench_ingest",
+    "akm.cli.bench_corpus",
 )
 
 
