@@ -36,7 +36,9 @@ def test_migrations_are_found_inside_the_package_through_importlib_resources() -
     assert alembic_config().get_main_option("script_location") == str(folder)
     revisions = sorted((folder / "versions").glob("*.py"))
     assert revisions, "no revision files beside env.py"
-    last = re.search(r'^revision(?:: str)? = "([^"]+)"', revisions[-1].read_text(encoding="utf-8"), re.MULTILINE)
+    last = re.search(
+        r'^revision(?:: str)? = "([^"]+)"', revisions[-1].read_text(encoding="utf-8"), re.MULTILINE
+    )
     assert last is not None
     assert head_revision() == last.group(1)
 
