@@ -21,6 +21,7 @@ BENCH_MODULES: tuple[str, ...] = (
     "akm.cli.bench_retrieval",
     "akm.cli.bench_ingest",
     "akm.cli.bench_corpus",
+    "akm.cli.bench_openai",
 )
 
 
