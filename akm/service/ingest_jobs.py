@@ -180,15 +180,20 @@ class IngestJobs:
                 os.close(descriptor)
                 raise IngestJobRunningError(other or "unknown") from None
             job = IngestJob(job_id=uuid.uuid4().hex, paths=list(paths) if paths is not None else None)
-            os.ftruncate(descriptor, 0)
-            os.pwrite(descriptor, job.job_id.encode(), 0)
-            self._jobs[job.job_id] = job
-            self._persist(job.to_json())
             thread = threading.Thread(
                 target=self._run, args=(job, descriptor), name=f"akm-ingest-{job.job_id[:8]}", daemon=False
             )
+            try:
+                os.ftruncate(descriptor, 0)
+                os.pwrite(descriptor, job.job_id.encode(), 0)
+                self._persist(job.to_json())
+                thread.start()
+            except (OSError, RuntimeError):
+                # Nothing started: the lock goes back and the error reaches the caller.
+                os.close(descriptor)
+                raise
+            self._jobs[job.job_id] = job
             self._running = (job, thread)
-            thread.start()
             return job
 
     def get(self, job_id: str) -> dict[str, Any]:

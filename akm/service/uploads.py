@@ -548,28 +548,25 @@ class UploadService:
         content_type = check_content_type(
             name, headers.content_type, self.manifest.scope.allowed_content_types
         )
-        root = self.root
-        reason = self.manifest.denial_for_path(root.project_path(name))
-        ref = self.manifest.source_ref_for(root.root_alias, root.root_path(name))
-        if reason is None and ref is None:
-            reason_text = "no source ref of the manifest includes it"
-        elif (
-            reason is None
-            and ref is not None
-            and not self.manifest.classification_allowed(ref.classification)
-        ):
-            reason_text = f"its source ref's classification {ref.classification!r} is denied"
-        elif reason is not None:
-            reason_text = f"the manifest's security rules deny it ({reason.value})"
-        else:
-            reason_text = ""
-        if reason_text:
+        why = self._never_ingested(name)
+        if why is not None:
             raise UploadRefused(
-                UploadRefusal.DENIED,
-                f"{name!r} would never be ingested: {reason_text}",
-                fileName=name,
+                UploadRefusal.DENIED, f"{name!r} would never be ingested: {why}", fileName=name
             )
         return name, content_type
+
+    def _never_ingested(self, name: str) -> str | None:
+        """Why a walk would deny ``name`` in the upload root (as ``akm.ingest.walk`` decides), or None."""
+        root = self.root
+        reason = self.manifest.denial_for_path(root.project_path(name))
+        if reason is not None:
+            return f"the manifest's security rules deny it ({reason.value})"
+        ref = self.manifest.source_ref_for(root.root_alias, root.root_path(name))
+        if ref is None:
+            return "no include glob of the manifest's source refs admits it"
+        if not self.manifest.classification_allowed(ref.classification):
+            return f"its source ref's classification {ref.classification!r} is denied"
+        return None
 
     def _existing(self, names: Sequence[str]) -> dict[str, str]:
         """Folded name → the name on disk, for regular entries of the upload root."""

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -44,6 +45,7 @@ async def _stop_jobs_at_shutdown(app: FastAPI) -> AsyncIterator[None]:
 
 
 router = APIRouter(lifespan=_stop_jobs_at_shutdown)
+logger = logging.getLogger("akm.api")
 
 # After a refusal the rest of the body is read and dropped for at most this long, so a client
 # still sending (most send the whole body before reading the answer) gets the problem, not a reset.
@@ -250,6 +252,12 @@ async def upload_sources(
         raise ApiProblem(REQUEST_TIMEOUT, detail) from None
     except ClientDisconnect:
         raise ApiProblem(CLIENT_CLOSED, "the client went away during the upload") from None
+    except OSError as error:
+        # Disk full, permissions: nothing of the upload is kept; the path stays in the log.
+        logger.error("upload could not be stored: %s", error)
+        raise ServiceUnavailableError(
+            f"the upload could not be stored: {error.strerror or 'I/O error'}"
+        ) from None
     if not any(not item.replaced for item in stored):
         response.status_code = 200
     if len(stored) == 1:
@@ -277,6 +285,10 @@ def start_ingest(
             headers={"Location": f"/v1/ingest/{running.job_id}", "Retry-After": "5"},
             runningJobId=running.job_id,
         ) from None
+    except OSError as error:
+        raise ServiceUnavailableError(
+            f"cannot record the ingest job in the data directory: {error}"
+        ) from error
     response.headers["Location"] = f"/v1/ingest/{job.job_id}"
     return IngestJobOut.model_validate(jobs.get(job.job_id))
 
