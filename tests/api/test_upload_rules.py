@@ -12,6 +12,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from api_fakes import ApiHarness, assert_problem
 
 from akm.config import DEFAULT_MANIFEST_FILE
 from akm.embedding import HashingEmbedder
@@ -315,3 +316,9 @@ def test_shutdown_stops_a_running_job_as_cancelled(jobs_setup: tuple[IngestJobs,
     document = jobs.get(job.job_id)
     assert document["state"] == "cancelled" and "shut down" in document["error"]
     assert json.loads((jobs.folder / f"{job.job_id}.json").read_text())["state"] == "cancelled"
+
+
+def test_uploads_are_refused_while_no_upload_root_is_set(api: ApiHarness) -> None:
+    response = api.client.post("/v1/sources", files={"files": ("a.md", b"# A\n", "text/markdown")})
+    body = assert_problem(response, 403, "uploads-disabled")
+    assert "upload_root" in body["detail"]

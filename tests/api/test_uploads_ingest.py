@@ -46,6 +46,8 @@ def project(tmp_path: Path) -> Project:
     (root / "config").mkdir(parents=True)
     (root / "docs").mkdir()
     (root / "docs" / "intro.md").write_text("# Intro\n\nThis project keeps notes about lighthouses.\n")
+    # Denied by the manifest's basename tokens: counted by the job, never read.
+    (root / "docs" / "secret-plan.md").write_text("# Plan\n\nNot for the index.\n")
     (root / "config" / "manifest.yaml").write_bytes(DEFAULT_MANIFEST_FILE.read_bytes())
     data = tmp_path / "data"
     data.mkdir()
@@ -168,7 +170,8 @@ def test_upload_ingest_job_and_an_answer_citing_the_upload(project: Project) -> 
         progress = job["progress"]
         assert progress["phase"] == "done"
         assert (progress["filesTotal"], progress["filesSeen"], progress["filesIngested"]) == (2, 2, 2)
-        assert progress["filesDenied"] == 0 and progress["filesPerSecond"] > 0
+        assert progress["filesDenied"] == 1 and progress["filesPerSecond"] > 0
+        assert job["report"]["deniedByReason"] == {"denied-basename-token": 1}
         assert job["finishedAt"] is not None and job["error"] is None
         # The job is over: the next one starts at once.
         again = client.post("/v1/ingest", json={"paths": ["docs/uploads"]})
@@ -246,6 +249,11 @@ def test_every_bad_upload_is_refused_and_leaves_nothing(project: Project, server
         body = refused(upload(client, ("LightHouse.md", b"x", "text/markdown")), 409, "name-conflict")
         assert body["existingName"] == "lighthouse.md"
         refused(upload(client, (".hidden.md", b"x", "text/markdown")), 422, "invalid-file-name")
+        refused(
+            upload(client, ("twice.md", b"x", "text/markdown"), ("Twice.md", b"y", "text/markdown")),
+            422,
+            "duplicate-file-name",
+        )
 
         # Types.
         body = refused(
