@@ -55,9 +55,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="ingest the manifest's sources (or a JSONL corpus) into the evidence store",
         description=(
             "Walk the project manifest's source roots (or only PATHs, relative to the project root), "
-            "cut allowed Markdown and text into located chunks, embed them and store source versions, "
-            "chunks and link edges. Unchanged sources are skipped; changed ones get a new version; "
-            "missing ones are marked deleted. Denied paths are never opened and are reported as counts. "
+            "cut the files of every format the manifest's scope.allowedContentTypes admits (Markdown, "
+            "text, PDF, HTML, DOCX; docs/ingest.md) into located chunks, embed them and store source "
+            "versions, chunks and link edges. Unchanged sources are skipped; changed ones get a new "
+            "version; missing ones are marked deleted. Denied paths are never opened and are reported as "
+            "counts; encrypted, damaged and over-limit files are counted as denied, files without any "
+            "text as no text. "
             "At most the manifest's scope.maxCorpusDocuments sources are kept current (the roots "
             "together, or each corpus by its documents); files over that cap are not opened and are "
             "reported as a count. Progress goes to stderr: a redrawn bar with rate and ETA on a "
