@@ -199,7 +199,7 @@ def answer_stream(
     set_aside = [excluded.evidence.row for excluded in selection.excluded]
     important = important_claim_classes(manifest)
     generated = GeneratedAnswer(text="", decode={})
-    if _worth_generating(selection):
+    if worth_generating(selection):
         prompt = build_prompt(retrieval.query, [sentence.text for sentence in selection.sentences])
         with clock.stage("decoding"):
             generated = yield from generator.stream(
@@ -274,7 +274,7 @@ def answer_stream(
     )
 
 
-def _worth_generating(selection: Selection) -> bool:
+def worth_generating(selection: Selection) -> bool:
     """Whether the best sentence shares enough of the question's focus to answer from at all."""
     best = selection.best
     return best is not None and best.context >= ABSTAIN_FOCUS and best.score >= ABSTAIN_SCORE
@@ -297,7 +297,7 @@ def _compose(
     its supported claims hold ``KEEP_GENERATED_COVERAGE`` of the quote's content terms. With
     nothing worth generating from, the answer is the plain statement that no passage answers.
     """
-    if not _worth_generating(selection):
+    if not worth_generating(selection):
         support = apply_support([], selection.kept, verifier, by=ANSWER_ACTOR, extra_rows=extra_rows)
         best = selection.best
         why = (

@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
+from akm.errors import ModelUnavailableError
 from akm.runtime import freeze_loaded_objects
 from akm.settings import Settings
 from decoding.bench.spec import FORMATS, METHODS
@@ -39,7 +41,11 @@ def register(bench_subparsers: argparse._SubParsersAction[argparse.ArgumentParse
         dest="prompt_format",
         choices=FORMATS,
         required=True,
-        help="spec-bench: question.jsonl (first turn); squad: SQuAD JSON (grounded prompts)",
+        help=(
+            "spec-bench: question.jsonl (first turn); squad: SQuAD JSON (grounded prompts: whole paragraph "
+            "+ question); answers: SQuAD JSON, prompts built as the answer path builds them (the chosen "
+            "sentences + the bare question)"
+        ),
     )
     parser.add_argument(
         "--per-category",
@@ -94,8 +100,11 @@ def run_bench_decode(args: argparse.Namespace, settings: Settings) -> int:
         if args.plot_out is not None:
             require_bench_extra("matplotlib", "--plot")
         methods = check_methods(args.methods or default_methods(args.prompt_format), args.prompt_format)
-        prompts = read_prompts(args.prompts, args.prompt_format, args.per_category)
-    except BenchmarkInputError as error:
+        if args.prompt_format == "answers":
+            prompts = _answer_prompts(args.prompts, args.per_category, settings)
+        else:
+            prompts = read_prompts(args.prompts, args.prompt_format, args.per_category)
+    except (BenchmarkInputError, ModelUnavailableError) as error:
         return _fail(str(error))
     if settings.torch_threads > 0:
         torch.set_num_threads(settings.torch_threads)
@@ -151,3 +160,16 @@ def run_bench_decode(args: argparse.Namespace, settings: Settings) -> int:
         write_plot(report, args.plot_out)
     print(markdown)
     return EXIT_OK
+
+
+def _answer_prompts(path: Path, limit: int | None, settings: Settings) -> list[Any]:
+    """The answer path's prompts (selection with the configured embedder, then build_prompt)."""
+    from akm.bench.answer_prompts import answer_prompts
+    from akm.runtime import Runtime
+    from decoding.bench.decode import BenchPrompt
+
+    embedder = Runtime.from_settings(settings).embedder
+    return [
+        BenchPrompt(prompt.prompt_id, "answers", prompt.messages, prompt.passages)
+        for prompt in answer_prompts(path, limit, embedder)
+    ]

@@ -35,7 +35,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.generation.streamers import BaseStreamer
 
 from decoding.bench.errors import BenchmarkInputError, import_bench_extra
-from decoding.bench.spec import FORMATS, METHODS
+from decoding.bench.spec import FORMATS, GROUNDED_FORMATS, METHODS
 from decoding.draft_length import VerifyCostCurve, load_or_measure_verify_cost
 from decoding.drafters import CompositeDrafter, Drafter, EvidenceDrafter, NoDrafter, PromptLookupDrafter
 from decoding.models import chat_prompt_ids
@@ -252,6 +252,8 @@ def read_prompts(path: Path, prompt_format: str, per_category: int | None = None
         return read_spec_bench(path, per_category)
     if prompt_format == "squad":
         return read_squad(path, per_category)
+    if prompt_format == "answers":
+        raise BenchmarkInputError("answer-format prompts are built by the answer path (akm bench decode)")
     raise BenchmarkInputError(f"unknown prompt format {prompt_format!r}; use one of {', '.join(FORMATS)}")
 
 
@@ -272,14 +274,17 @@ def check_methods(methods: Sequence[str], prompt_format: str) -> list[str]:
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
         raise BenchmarkInputError(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")
-    if "evidence" in methods and prompt_format != "squad":
-        raise BenchmarkInputError("the 'evidence' method needs passages: it runs only with --format squad")
+    if "evidence" in methods and prompt_format not in GROUNDED_FORMATS:
+        raise BenchmarkInputError(
+            "the 'evidence' method needs passages: it runs only with --format "
+            + " or ".join(GROUNDED_FORMATS)
+        )
     wanted = {BASELINE, *methods}
     return [method for method in METHODS if method in wanted]
 
 
 def default_methods(prompt_format: str) -> list[str]:
-    return [method for method in METHODS if method != "evidence" or prompt_format == "squad"]
+    return [method for method in METHODS if method != "evidence" or prompt_format in GROUNDED_FORMATS]
 
 
 # --- running --------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 """Names the decoding benchmark accepts, kept apart from the benchmark itself so that a command line
 can offer them without importing torch."""
 
-FORMATS = ("spec-bench", "squad")
+FORMATS = ("spec-bench", "squad", "answers")
+# Formats whose prompts carry passages, so the evidence drafter has something to copy from.
+GROUNDED_FORMATS = ("squad", "answers")
 METHODS = ("plain", "prompt-lookup", "evidence", "speculative", "hf-plain", "hf-pld")
