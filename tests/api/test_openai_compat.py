@@ -279,7 +279,7 @@ def test_model_unavailable_is_503(seeded_store: EvidenceStore, tmp_path: Path, s
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
-def test_a_question_the_service_refuses_is_400_naming_it(
+def test_a_question_the_pipeline_cannot_act_on_is_422_naming_it(
     seeded_store: EvidenceStore, tmp_path: Path, stream: bool
 ) -> None:
     answers = FakeAnswerService(seeded_store, fail_with=InvalidRequestError("the query has no terms"))
@@ -287,8 +287,9 @@ def test_a_question_the_service_refuses_is_400_naming_it(
     messages = [{"role": "system", "content": "x"}, {"role": "user", "content": "?!"}]
     with TestClient(app, raise_server_exceptions=False) as client:
         response = client.post("/v1/chat/completions", json=chat(messages=messages, stream=stream))
-    body = assert_problem(response, 400, "invalid-parameter")
+    body = assert_problem(response, 422, "validation")
     assert body["invalidParams"] == [{"name": "messages[1].content", "reason": "the query has no terms"}]
+    assert body["error"]["param"] == "messages[1].content"
 
 
 # ---- refused input ----------------------------------------------------------------------------------

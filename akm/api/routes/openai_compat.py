@@ -42,6 +42,7 @@ from akm.api.problems import (
     MALFORMED,
     MODEL_UNAVAILABLE,
     STORE_UNAVAILABLE,
+    VALIDATION,
     ApiProblem,
     ProblemType,
     problem_body,
@@ -89,6 +90,18 @@ def invalid(params: Sequence[tuple[str, str]], code: str = "invalid_parameter") 
         detail,
         invalidParams=[{"name": name, "reason": reason} for name, reason in params],
         error=_openai_error(detail, params[0][0], code),
+    )
+
+
+def _unanswerable(param: str, error: InvalidRequestError) -> ApiProblem:
+    """A well-formed question the pipeline cannot act on (e.g. no searchable terms): 422, as on
+    ``POST /v1/answers``, naming the message."""
+    detail = f"{param}: {error}"
+    return ApiProblem(
+        VALIDATION,
+        detail,
+        invalidParams=[{"name": param, "reason": str(error)}],
+        error=_openai_error(detail, param, "unprocessable_question"),
     )
 
 
@@ -344,7 +357,8 @@ _DESCRIPTION = (
     "server-sent events in OpenAI's chunk format: the draft as `delta.content` (unverified; in strict "
     "mode the verified answer instead, once), then one chunk with `finish_reason` and `akm`, then "
     "`data: [DONE]`. Unsupported parameters (`n>1`, `logprobs`, `top_logprobs`, `tools`, `tool_choice`, "
-    "`functions`, non-text content, an unknown model) get 400 `invalid-parameter` naming them."
+    "`functions`, non-text content, an unknown model) get 400 `invalid-parameter` naming them; a "
+    "question the pipeline cannot act on (no searchable terms) gets 422 `validation`."
 )
 
 
@@ -355,7 +369,7 @@ _DESCRIPTION = (
     description=_DESCRIPTION,
     responses={
         200: {"content": {"text/event-stream": {"schema": SSE_CHUNK_SCHEMA}}},
-        **problem_responses(400, 413, 415, 429, 503),
+        **problem_responses(400, 413, 415, 422, 429, 503),
     },
 )
 async def create_chat_completion(
@@ -375,7 +389,7 @@ async def create_chat_completion(
         try:
             events = await _open_events(answers, answer_request, gate, metrics)
         except InvalidRequestError as error:
-            raise invalid([(question_param, str(error))]) from error
+            raise _unanswerable(question_param, error) from error
         request_id = getattr(request.state, "request_id", None)
         return StreamingResponse(
             _chunks(events, chat, metrics, completion_id, created, request_id),
@@ -385,7 +399,7 @@ async def create_chat_completion(
     try:
         result = await run_answer(request, answers, answer_request, gate, metrics)
     except InvalidRequestError as error:
-        raise invalid([(question_param, str(error))]) from error
+        raise _unanswerable(question_param, error) from error
     reply = {
         "id": completion_id,
         "object": "chat.completion",
@@ -546,7 +560,7 @@ async def list_models(settings: SettingsDep) -> Response:
     "/v1/models/{model_id}",
     response_model=ModelOut,
     summary="One model id of the OpenAI-compatible chat completions",
-    responses=problem_responses(404),
+    responses=problem_responses(404, 422),
 )
 async def get_model(model_id: str, settings: SettingsDep) -> Response:
     if model_id not in MODEL_IDS:
