@@ -18,25 +18,6 @@ MODEL_ID = "akm"
 STRICT_MODEL_ID = "akm-strict"
 MODEL_IDS = (MODEL_ID, STRICT_MODEL_ID)
 
-# Known OpenAI parameters that cannot change an evidence-gated answer and are accepted unread.
-IGNORED_PARAMETERS = (
-    "frequency_penalty",
-    "logit_bias",
-    "metadata",
-    "parallel_tool_calls",
-    "presence_penalty",
-    "prompt_cache_key",
-    "reasoning_effort",
-    "safety_identifier",
-    "service_tier",
-    "stop",
-    "store",
-    "stream_options",
-    "top_p",
-    "user",
-    "verbosity",
-)
-
 
 class ContentPartIn(BaseModel):
     """One part of a message's content; only ``{"type": "text", "text": ...}`` is accepted."""
@@ -69,9 +50,9 @@ class AkmChatOptionsIn(ApiModel):
 
 
 class ChatCompletionIn(BaseModel):
-    """An OpenAI chat completion request. Parameters the service cannot honour are refused
-    (400 naming them); known harmless ones and unknown ones are ignored and listed in
-    ``akm.ignoredParameters`` of the response."""
+    """An OpenAI chat completion request. Parameters the service cannot honour are fields here and
+    are refused (400 naming them) when set; every other parameter (``top_p``, ``stop``, ``user``,
+    ... and unknown ones) is ignored and named in ``akm.ignoredParameters`` of the response."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -201,7 +182,6 @@ class ModelListOut(BaseModel):
 
 
 __all__ = [
-    "IGNORED_PARAMETERS",
     "MODEL_ID",
     "MODEL_IDS",
     "STRICT_MODEL_ID",

@@ -29,7 +29,6 @@ from akm.api.deps import AnswersDep, GateDep, LimitsDep, MetricsDep, SettingsDep
 from akm.api.generation import _END, KEEPALIVE, KEEPALIVE_S, GenerationGate, _Producer, run_answer
 from akm.api.metrics import ServiceMetrics
 from akm.api.openai_schemas import (
-    IGNORED_PARAMETERS,
     MODEL_IDS,
     STRICT_MODEL_ID,
     ChatCompletionIn,
@@ -61,7 +60,7 @@ from akm.settings import Settings
 
 INVALID_PARAMETER = ProblemType("invalid-parameter", 400, "Invalid or unsupported parameter")
 _ACCEPTED_ROLES = frozenset({"system", "developer", "user", "assistant"})
-# When the models listing was first read in this process: OpenAI's `created` is required.
+# OpenAI's model objects need a `created` time: when this worker process loaded the routes.
 _CREATED = int(time.time())
 
 
@@ -267,14 +266,9 @@ def parse_chat_request(body: ChatCompletionIn, max_question_chars: int) -> ChatR
         options["seed"] = body.seed
     if extension is not None:
         options.update(extension.model_dump(exclude_none=True, exclude={"strict"}))
-    ignored = sorted(
-        [
-            name
-            for name in IGNORED_PARAMETERS
-            if name in body.model_fields_set or name in (body.model_extra or {})
-        ]
-        + [name for name in body.model_extra or {} if name not in IGNORED_PARAMETERS]
-    )
+    # Known harmless parameters (top_p, stop, user, ...) and unknown ones are not fields of the
+    # request model: they are the extras, named back to the client as ignored.
+    ignored = sorted(body.model_extra or {})
     return ChatRequest(body.model, question, options, strict, body.stream, ignored)
 
 
