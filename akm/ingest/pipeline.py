@@ -34,6 +34,7 @@ from akm.embedding import Embedder
 from akm.ingest.chunking import TextChunk, chunk_text, extract_links, wikilink_keys_for
 from akm.ingest.content_types import MARKDOWN
 from akm.ingest.formats import (
+    DEFAULT_LIMITS,
     EXTRACTED_TYPES,
     ExtractedDocument,
     ExtractionError,
@@ -565,9 +566,15 @@ def ingest(
         report.files_seen += 1
         if candidate.content_type in EXTRACTED_TYPES:
             try:
-                raw = read_regular_file(candidate.absolute_path)
+                # A file over the size limit is refused from its size, before it is read.
+                too_large = candidate.absolute_path.lstat().st_size > DEFAULT_LIMITS.max_file_bytes
+                raw = b"" if too_large else read_regular_file(candidate.absolute_path)
             except OSError:
                 report.unreadable += 1
+                continue
+            if too_large:
+                walker.denied.deny(DenialReason.OVER_LIMIT)
+                report.files_seen -= 1
                 continue
             state = states[alias].get(source_id)
             if state is not None and not state.deleted and state.sha256 == sha256_bytes(raw):

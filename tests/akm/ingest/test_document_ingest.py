@@ -15,7 +15,8 @@ from akm.contract.models import EvidenceRow
 from akm.contract.validation import validate_document
 from akm.direct_read import direct_read
 from akm.embedding import HashingEmbedder
-from akm.ingest import ingest
+from akm.ingest import ingest, pipeline
+from akm.ingest.formats import ExtractionLimits
 from akm.manifest import Manifest, load_manifest
 from akm.retrieval.orchestrate import retrieve
 from akm.source_readers import RootReaders
@@ -170,6 +171,26 @@ def test_a_file_that_becomes_unreadable_is_no_longer_current(
     assert report.denied == {"encrypted": 1}
     assert report.deleted_source_ids == ["akm:docs:handbook.pdf"]
     assert sqlite_store.source_states("docs")["akm:docs:handbook.pdf"].deleted
+
+
+def test_a_file_over_the_size_limit_is_refused_unread(
+    tmp_path: Path, sqlite_store: EvidenceStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    big = _pdf("412")
+    root = project_with(tmp_path, {"handbook.pdf": big, "relay.html": _html("12")})
+    monkeypatch.setattr(pipeline, "DEFAULT_LIMITS", ExtractionLimits(max_file_bytes=len(big) - 1))
+    opened: list[str] = []
+    original = os.open
+
+    def recording_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        opened.append(Path(path).name)
+        return original(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", recording_open)
+    report = ingest(sqlite_store, _manifest(root), embedder=HashingEmbedder())
+    assert report.denied == {"over-limit": 1}
+    assert report.new_source_ids == ["akm:docs:relay.html"]
+    assert "handbook.pdf" not in opened
 
 
 def test_content_types_the_manifest_omits_are_denied_unopened(
