@@ -4,6 +4,8 @@ shapes, the evidence extension, how parameters map to answer options, and every 
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,7 @@ from fastapi.testclient import TestClient
 
 from akm.api import ApiLimits
 from akm.service.answers import AnswerEvent, AnswerRequest, CancelSignal
-from akm.service.errors import InvalidRequestError, ModelUnavailableError
+from akm.service.errors import InvalidRequestError, ModelUnavailableError, StoreUnavailableError
 from akm.settings import load_settings
 from akm.store import EvidenceStore
 
@@ -397,3 +399,53 @@ def test_body_that_is_not_json_is_400(client: TestClient) -> None:
     problem = assert_problem(response, 400, "malformed-request")
     assert problem["error"]["code"] == "invalid_json"
     assert response.headers["content-type"] == PROBLEM
+
+
+class FailsAfterDrafts(RecordingAnswerService):
+    """Drafts two words, then the store fails."""
+
+    def stream(self, request: AnswerRequest, cancel: CancelSignal) -> Iterator[AnswerEvent]:
+        self.requests.append(request)
+        yield AnswerEvent("draft", {"text": DRAFT_WORDS[0]})
+        yield AnswerEvent("draft", {"text": DRAFT_WORDS[1]})
+        raise StoreUnavailableError("database is locked")
+
+
+def test_a_failure_mid_stream_is_an_error_chunk_without_done(
+    seeded_store: EvidenceStore, tmp_path: Path
+) -> None:
+    app = build_app(seeded_store, FailsAfterDrafts(seeded_store), settings=load_settings(data_dir=tmp_path))
+    with TestClient(app, raise_server_exceptions=False) as client:
+        response = client.post("/v1/chat/completions", json=chat(stream=True))
+    payloads = sse_payloads(response.text)
+    assert "[DONE]" not in payloads
+    *chunks, last = [json.loads(payload) for payload in payloads]
+    assert [chunk["choices"][0]["delta"].get("content") for chunk in chunks] == ["", *DRAFT_WORDS[:2]]
+    assert last["type"] == "urn:akm:problem:store-unavailable"
+    assert last["requestId"] == response.headers["x-request-id"]
+    assert last["error"] == {
+        "message": "database is locked",
+        "type": "server_error",
+        "param": None,
+        "code": "store-unavailable",
+    }
+
+
+def test_chat_and_answers_share_the_generation_slots(seeded_store: EvidenceStore, tmp_path: Path) -> None:
+    release = threading.Event()
+    answers = FakeAnswerService(seeded_store, block=release)
+    limits = ApiLimits(generation_concurrency=1, generation_wait_s=0.2)
+    app = build_app(seeded_store, answers, settings=load_settings(data_dir=tmp_path), limits=limits)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        first = threading.Thread(target=lambda: client.post("/v1/answers", json={"question": QUESTION}))
+        first.start()
+        deadline = time.monotonic() + 10
+        while answers.running == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        for stream in (False, True):
+            busy = client.post("/v1/chat/completions", json=chat(stream=stream))
+            assert_problem(busy, 429, "concurrency-limit")
+            assert busy.headers["retry-after"] == "1"
+        release.set()
+        first.join(10)
+        assert client.post("/v1/chat/completions", json=chat()).status_code == 200
