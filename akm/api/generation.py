@@ -155,15 +155,43 @@ def format_error(error: BaseException, request_id: str | None) -> bytes:
     return f"event: error\ndata: {json.dumps(body)}\n\n".encode()
 
 
-async def open_answer_stream(
-    request: Request,
+class EventStream:
+    """The events of one streamed answer as they come from its worker thread.
+
+    ``events()`` yields each :class:`AnswerEvent`, and ``None`` whenever nothing arrived for
+    ``KEEPALIVE_S`` seconds (a cue to send a keep-alive); an error raised by the answer service
+    is raised from it. ``cancel`` stops the generation; a consumer sets it when it stops reading.
+    """
+
+    def __init__(self, producer: _Producer, first: object, cancel: CancelSignal) -> None:
+        self._producer = producer
+        self._first = first
+        self.cancel = cancel
+
+    async def events(self) -> AsyncIterator[AnswerEvent | None]:
+        item = self._first
+        while item is not _END:
+            if isinstance(item, BaseException):
+                raise item
+            assert isinstance(item, AnswerEvent)
+            yield item
+            while True:
+                try:
+                    item = await asyncio.wait_for(self._producer.next(), timeout=KEEPALIVE_S)
+                    break
+                except TimeoutError:
+                    yield None
+
+
+async def open_event_stream(
     service: AnswerService,
     answer_request: AnswerRequest,
     gate: GenerationGate,
     metrics: ServiceMetrics,
-) -> AsyncIterator[bytes]:
-    """Start generating and wait for the first event, so failures before any output are
-    ordinary problem responses; returns the SSE byte stream of the rest."""
+) -> EventStream:
+    """Start generating in a worker thread and wait for the first event, so failures before any
+    output raise here (and become ordinary problem responses); the slot is released when the
+    thread has finished."""
     cancel = CancelSignal()
     released = threading.Event()
 
@@ -188,36 +216,36 @@ async def open_answer_stream(
         raise
     if isinstance(first, BaseException):
         raise first
-    request_id = getattr(request.state, "request_id", None)
-    return _sse(producer, first, cancel, metrics, request_id)
+    return EventStream(producer, first, cancel)
 
 
-async def _sse(
-    producer: _Producer,
-    first: object,
-    cancel: CancelSignal,
+async def open_answer_stream(
+    request: Request,
+    service: AnswerService,
+    answer_request: AnswerRequest,
+    gate: GenerationGate,
     metrics: ServiceMetrics,
-    request_id: str | None,
 ) -> AsyncIterator[bytes]:
+    """The SSE byte stream of one answer (see :func:`open_event_stream` for what raises here)."""
+    stream = await open_event_stream(service, answer_request, gate, metrics)
+    return _sse(stream, metrics, getattr(request.state, "request_id", None))
+
+
+async def _sse(stream: EventStream, metrics: ServiceMetrics, request_id: str | None) -> AsyncIterator[bytes]:
     sequence = 0
-    item = first
     try:
-        while item is not _END:
-            if isinstance(item, BaseException):
-                if not isinstance(item, GenerationCancelledError):
-                    yield format_error(item, request_id)
-                return
-            assert isinstance(item, AnswerEvent)
+        async for event in stream.events():
+            if event is None:
+                yield KEEPALIVE
+                continue
             sequence += 1
-            if item.kind == "verdict":
-                metrics.observe_answer(item.data)
-            yield format_event(item, sequence)
-            while True:
-                try:
-                    item = await asyncio.wait_for(producer.next(), timeout=KEEPALIVE_S)
-                    break
-                except TimeoutError:
-                    yield KEEPALIVE
+            if event.kind == "verdict":
+                metrics.observe_answer(event.data)
+            yield format_event(event, sequence)
+    except GenerationCancelledError:
+        return
+    except Exception as error:  # the answer service failed after the stream began
+        yield format_error(error, request_id)
     finally:
         # Reached on normal end, on error and when the server cancels us because the client left.
-        cancel.set()
+        stream.cancel.set()

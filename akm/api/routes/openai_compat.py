@@ -11,9 +11,7 @@ a 400 problem naming them (with an OpenAI-style ``error`` member, so OpenAI clie
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
@@ -26,7 +24,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.routing import APIRoute
 
 from akm.api.deps import AnswersDep, GateDep, LimitsDep, MetricsDep, SettingsDep
-from akm.api.generation import _END, KEEPALIVE, KEEPALIVE_S, GenerationGate, _Producer, run_answer
+from akm.api.generation import KEEPALIVE, EventStream, open_event_stream, run_answer
 from akm.api.metrics import ServiceMetrics
 from akm.api.openai_schemas import (
     MODEL_IDS,
@@ -47,7 +45,7 @@ from akm.api.problems import (
     problem_body,
     problem_responses,
 )
-from akm.service.answers import AnswerEvent, AnswerRequest, AnswerService, CancelSignal
+from akm.service.answers import AnswerRequest
 from akm.service.errors import (
     GenerationCancelledError,
     InvalidRequestError,
@@ -381,7 +379,7 @@ async def create_chat_completion(
     question_param = f"messages[{len(body.messages) - 1}].content"
     if chat.stream:
         try:
-            events = await _open_events(answers, answer_request, gate, metrics)
+            events = await open_event_stream(answers, answer_request, gate, metrics)
         except InvalidRequestError as error:
             raise _unanswerable(question_param, error) from error
         request_id = getattr(request.state, "request_id", None)
@@ -412,45 +410,6 @@ async def create_chat_completion(
     return JSONResponse(reply)
 
 
-@dataclass
-class _Events:
-    producer: _Producer
-    first: object
-    cancel: CancelSignal
-
-
-async def _open_events(
-    service: AnswerService, answer_request: AnswerRequest, gate: GenerationGate, metrics: ServiceMetrics
-) -> _Events:
-    """Start the generation thread (the same producer and gate as ``/v1/answers`` streams) and
-    wait for its first event, so failures before any output are ordinary problem responses."""
-    cancel = CancelSignal()
-    released = threading.Event()
-
-    def done() -> None:
-        if not released.is_set():
-            released.set()
-            metrics.in_progress_generations.dec()
-            gate.release()
-
-    await gate.acquire()
-    metrics.in_progress_generations.inc()
-    try:
-        producer = _Producer(lambda: service.stream(answer_request, cancel), cancel, done)
-        producer.start()
-    except BaseException:
-        done()
-        raise
-    try:
-        first = await producer.next()
-    except BaseException:
-        cancel.set()
-        raise
-    if isinstance(first, BaseException):
-        raise first
-    return _Events(producer, first, cancel)
-
-
 def _sse(payload: Mapping[str, Any]) -> bytes:
     return f"data: {json.dumps(payload, separators=(',', ':'))}\n\n".encode()
 
@@ -472,7 +431,7 @@ def _stream_error(error: BaseException, request_id: str | None) -> bytes:
 
 
 async def _chunks(
-    events: _Events,
+    events: EventStream,
     chat: ChatRequest,
     metrics: ServiceMetrics,
     completion_id: str,
@@ -492,33 +451,27 @@ async def _chunks(
         return _sse(payload)
 
     drafted = False
-    item = events.first
     try:
         yield chunk({"role": "assistant", "content": ""})
-        while item is not _END:
-            if isinstance(item, BaseException):
-                if not isinstance(item, GenerationCancelledError):
-                    yield _stream_error(item, request_id)
-                return
-            assert isinstance(item, AnswerEvent)
-            if item.kind == "draft" and not chat.strict:
-                text = str(item.data.get("text", ""))
+        async for event in events.events():
+            if event is None:
+                yield KEEPALIVE
+            elif event.kind == "draft" and not chat.strict:
+                text = str(event.data.get("text", ""))
                 if text:
                     drafted = True
                     yield chunk({"content": text})
-            elif item.kind == "verdict":
-                metrics.observe_answer(item.data)
+            elif event.kind == "verdict":
+                metrics.observe_answer(event.data)
                 if chat.strict or not drafted:
                     # Nothing unverified was shown: the verified answer is the content.
-                    yield chunk({"content": str(item.data.get("answer", ""))})
-                yield chunk({}, "stop", evidence_extension(item.data, chat))
+                    yield chunk({"content": str(event.data.get("answer", ""))})
+                yield chunk({}, "stop", evidence_extension(event.data, chat))
                 yield b"data: [DONE]\n\n"
-            while True:
-                try:
-                    item = await asyncio.wait_for(events.producer.next(), timeout=KEEPALIVE_S)
-                    break
-                except TimeoutError:
-                    yield KEEPALIVE
+    except GenerationCancelledError:
+        return
+    except Exception as error:  # the answer service failed after the stream began
+        yield _stream_error(error, request_id)
     finally:
         # Reached on normal end, on error and when the server cancels us because the client left.
         events.cancel.set()
