@@ -7,6 +7,7 @@ an RFC 9457 problem document.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from akm.api import ApiLimits
+from akm.config import DEFAULT_MANIFEST_FILE
 from akm.settings import load_settings
 from akm.store import EvidenceStore
 
@@ -36,10 +38,20 @@ schema = schemathesis.openapi.from_path(REPO / "docs" / "openapi.json")
 
 @pytest.fixture
 def fuzz_app(seeded_store: EvidenceStore, tmp_path: Path) -> Any:
+    # A generated POST /v1/ingest starts a real job: over one small page with the hashing
+    # embedder, so it ends in moments instead of embedding the whole documentation.
+    project = tmp_path / "project"
+    (project / "docs").mkdir(parents=True)
+    (project / "docs" / "page.md").write_text("# Page\n\nOne small page to ingest.\n", encoding="utf-8")
+    (project / "config").mkdir()
+    shutil.copy(DEFAULT_MANIFEST_FILE, project / "config" / "manifest.yaml")
+    settings = load_settings(
+        data_dir=tmp_path, embedding_model="hashing", manifest_path=project / "config" / "manifest.yaml"
+    )
     return build_app(
         seeded_store,
         FakeAnswerService(seeded_store),
-        settings=load_settings(data_dir=tmp_path),
+        settings=settings,
         limits=ApiLimits(generation_wait_s=5.0),
     )
 
