@@ -4,7 +4,7 @@ environment variables, then explicit overrides (CLI flags)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import (
@@ -42,6 +42,8 @@ class Settings(BaseSettings):
     prepack_weights: bool = True
     torch_threads: int = Field(default=0, ge=0)
     max_new_tokens: int = Field(default=160, ge=0, le=4096)
+    # OpenTelemetry spans per answer stage (akm.tracing): off, console (stderr) or otlp.
+    tracing: Literal["off", "console", "otlp"] = "off"
     # REST uploads (POST /v1/sources): a folder inside one of the manifest's file roots, relative
     # to the manifest's project root (or absolute); empty: uploads are refused.
     upload_root: str = ""

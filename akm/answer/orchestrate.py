@@ -31,6 +31,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from opentelemetry import trace
+from opentelemetry.trace import Span
+
+from akm import tracing
 from akm.answer.prompt import AnswerGenerator, build_prompt, run_to_end
 from akm.answer.responsiveness import (
     NO_ANSWER_REASON,
@@ -92,16 +96,24 @@ class _Composed:
     responsiveness: Responsiveness
 
 
+# Span names of the timed stages (see akm.tracing); a stage not listed is traced as akm.<stage>.
+_SPAN_NAMES = {"decoding": "akm.generation"}
+
+
 class _Clock:
-    def __init__(self) -> None:
+    """Times each stage (``timings_ms``) and traces it as a span under ``root``."""
+
+    def __init__(self, root: Span) -> None:
         self.started = time.perf_counter()
         self.timings_ms: dict[str, float] = {}
+        self.root = root
 
     @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
+    def stage(self, name: str) -> Iterator[Span]:
         begun = time.perf_counter()
         try:
-            yield
+            with tracing.span(_SPAN_NAMES.get(name, f"akm.{name}"), self.root) as opened:
+                yield opened
         finally:
             self.timings_ms[name] = round((time.perf_counter() - begun) * 1000.0, 2)
 
@@ -158,15 +170,55 @@ def answer_stream(
     """
     options = options or AnswerOptions()
     verifier = verifier or LexicalClaimVerifier()
-    clock = _Clock()
+    root = tracing.start_span("akm.answer", attributes={"akm.question_chars": len(question)})
+    try:
+        result = yield from _answer_stream(
+            question, options, store, manifest, embedder, generator, verifier, task_id, _Clock(root)
+        )
+    except BaseException as error:
+        root.record_exception(error)
+        root.set_status(trace.Status(trace.StatusCode.ERROR, str(error)))
+        raise
+    else:
+        root.set_attributes({"akm.packet_id": result.packet_id, "akm.verdict": result.verdict})
+        return result
+    finally:
+        root.end()
+
+
+def _answer_stream(
+    question: str,
+    options: AnswerOptions,
+    store: EvidenceStore,
+    manifest: Manifest,
+    embedder: Embedder | None,
+    generator: AnswerGenerator,
+    verifier: ClaimVerifier,
+    task_id: str | None,
+    clock: _Clock,
+) -> Generator[str, None, AnswerResult]:
     task = task_id or f"ask:{uuid.uuid4().hex}"
 
-    with clock.stage("retrieval"):
+    with clock.stage("retrieval") as retrieval_span:
         retrieval = retrieve(question, store, manifest, embedder, lanes=options.lanes, record=False)
+        for run in retrieval.lane_runs:
+            if run.started_at is not None and run.latency_ms is not None:
+                tracing.record_finished(
+                    "akm.lane",
+                    retrieval_span,
+                    run.started_at,
+                    run.latency_ms,
+                    {
+                        "akm.lane": run.lane,
+                        "akm.lane.status": run.status,
+                        "akm.lane.results": run.result_count,
+                    },
+                )
         overrides: dict[str, object] = {"max_rows": options.max_rows}
         if options.fusion_method is not None:
             overrides["method"] = options.fusion_method
-        fused = fuse(retrieval.candidates, FusionSettings.from_manifest(manifest, **overrides))
+        with tracing.span("akm.fusion", retrieval_span, {"akm.candidates": len(retrieval.candidates)}):
+            fused = fuse(retrieval.candidates, FusionSettings.from_manifest(manifest, **overrides))
         winners = expand_winners(fused.winners, store_neighbours(store, retrieval.chunk_ids), manifest)
     rejections = [
         _fusion_rejection(excluded, retrieval.query, retrieval.result_set_id) for excluded in fused.excluded

@@ -7,13 +7,16 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from akm import tracing
 from akm.api.app import create_app
 from akm.settings import load_settings
 
 
 def app_from_environment() -> FastAPI:
     """uvicorn ``--factory`` entry point: each worker builds its app from AKM_* variables."""
-    return create_app(load_settings())
+    settings = load_settings()
+    tracing.configure(settings.tracing)
+    return create_app(settings)
 
 
 def log_config(level: str) -> dict[str, Any]:

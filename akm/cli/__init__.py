@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from akm import __version__
+from akm import __version__, tracing
 from akm.settings import Settings, load_settings
 
 # Order is the order shown in --help.
@@ -75,6 +75,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = settings_from_args(args)
     except ValueError as error:  # pydantic.ValidationError is a ValueError
         print(f"akm: invalid settings: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        tracing.configure(settings.tracing)
+    except tracing.TracingConfigurationError as error:
+        print(f"akm: {error}", file=sys.stderr)
         return EXIT_USAGE
     code: int = args.handler(args, settings)
     return code
