@@ -254,6 +254,21 @@ class CorpusFile(Base):
     registered_at: Mapped[datetime]
 
 
+class ApiKeyRecord(Base):
+    """An API key of the REST API: its scopes and lifetime, and the SHA-256 of its secret (never the secret)."""
+
+    __tablename__ = "api_keys"
+
+    key_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    name: Mapped[str | None] = mapped_column(String(128))
+    scopes: Mapped[list[Any]]
+    secret_sha256: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime | None]
+    revoked_at: Mapped[datetime | None]
+    last_used_at: Mapped[datetime | None]
+
+
 class StoreMeta(Base):
     """Small key/value counters, e.g. the chunk generation that invalidates vector caches."""
 

@@ -9,6 +9,7 @@ write part (a base of ``StoreTransaction``):
 * ``akm.store.packets``: packets, claims, claim support, decode statistics, dependents
 * ``akm.store.rejections``: lane runs and rejected candidates
 * ``akm.store.audit``: the read-only queries behind the lineage audits
+* ``akm.store.keys``: the REST API's keys (scopes, lifetime, digests of their secrets)
 
 Reads are plain methods. Writes go through ``EvidenceStore.transaction()``, which yields a
 ``StoreTransaction``: one database transaction holding the store's write lock, committed
@@ -29,17 +30,18 @@ from sqlalchemy.orm import Session
 from akm.store import dialects, migrate
 from akm.store.audit import AuditReads, ClaimInfo, ClaimSupportRecord, SourceInfo
 from akm.store.evidence import EvidenceReads, EvidenceWrites
+from akm.store.keys import ApiKeyReads, ApiKeyWrites
 from akm.store.packets import PacketReads, PacketWrites, SourceDependent
 from akm.store.rejections import RejectionReads, RetrievalRecordWrites
 from akm.store.search import ChunkSearch
 from akm.store.sources import SourceWrites
 
 
-class StoreTransaction(SourceWrites, EvidenceWrites, PacketWrites, RetrievalRecordWrites):
+class StoreTransaction(SourceWrites, EvidenceWrites, PacketWrites, RetrievalRecordWrites, ApiKeyWrites):
     """Writes inside one transaction that holds the store's write lock."""
 
 
-class EvidenceStore(ChunkSearch, EvidenceReads, PacketReads, RejectionReads, AuditReads):
+class EvidenceStore(ChunkSearch, EvidenceReads, PacketReads, RejectionReads, AuditReads, ApiKeyReads):
     """Repository over one database (SQLite file or PostgreSQL)."""
 
     def close(self) -> None:

@@ -25,6 +25,7 @@ TABLES = {
     "claim_support",
     "decode_stats",
     "store_meta",
+    "api_keys",
 }
 
 
