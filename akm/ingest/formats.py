@@ -293,8 +293,13 @@ def _html_layout(raw: bytes, limits: ExtractionLimits) -> _Layout:
     tree = LexborHTMLParser(_html_text(raw))
     title_node = tree.css_first("title")
     title = _SPACES.sub(" ", title_node.text()).strip() if title_node is not None else ""
+    # Dropped elements go with everything inside them before any text is read, so no text of a
+    # script or style can reach a <pre> or a table cell, whose text is read whole.
+    tree.strip_tags(sorted(_HTML_DROPPED))
     root = tree.css_first("main") or tree.css_first("article") or tree.css_first("[role=main]")
     drop_furniture = root is None
+    if drop_furniture:
+        tree.strip_tags(sorted(_HTML_FURNITURE))
     root = root or tree.body or tree.root
     lines: list[str] = []
     headings: list[tuple[int, int, str]] = []  # (line index, level, title)
@@ -316,7 +321,8 @@ def _html_layout(raw: bytes, limits: ExtractionLimits) -> _Layout:
                 prefix = "- " if kind == "item" else ""
                 lines.append(_escape(prefix + _clean(text)))
     _trim_trailing_blank(lines)
-    if not any(line.strip() for index, line in enumerate(lines) if index not in {h for h, _, _ in headings}):
+    heading_lines = {index for index, _, _ in headings}
+    if not any(line.strip() for index, line in enumerate(lines) if index not in heading_lines):
         raise NoTextError("the HTML page has no text in its main content")
     return _Layout(lines, _heading_sections(headings, len(lines)), title=title or first_heading or None)
 

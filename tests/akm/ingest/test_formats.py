@@ -87,8 +87,8 @@ PAGE = b"""<!doctype html>
 <p># Not a heading</p>
 <ul><li>Unpack the archive.</li><li># a line that looks like a heading</li></ul>
 <pre>make build
-# build comment</pre>
-<table><tr><th>Port</th><th>Use</th></tr><tr><td>8080</td><td>dashboard</td></tr></table>
+# build comment<script>INJECTED-IN-PRE</script></pre>
+<table><tr><th>Port</th><th>Use<style>.STYLE-RULE-CELL {}</style></th></tr><tr><td>8080</td><td>dashboard</td></tr></table>
 <h2>Empty section</h2>
 <h1>Operate</h1>
 <p>Restart the relay every <i>twelve</i> hours.</p>
