@@ -18,6 +18,7 @@ from akm.api.metrics import ServiceMetrics
 from akm.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from akm.api.problems import Problem, install_problem_handlers
 from akm.api.routes import answers, audit, ingest, lineage, openai_compat, operations, sources, validate
+from akm.api.routes import ui as viewer
 from akm.api.services import ApiServices, StoreHandle
 from akm.service.errors import ModelUnavailableError
 from akm.settings import Settings
@@ -102,6 +103,8 @@ def create_app(
     for module in (answers, lineage, audit, ingest, sources, validate, operations):
         app.include_router(module.router)
     app.include_router(openai_compat.router)
+    # The audit viewer's HTML pages under /ui/ (left out of the OpenAPI document).
+    app.include_router(viewer.router)
     # Added last = outermost: the request ID exists before the body limits answer.
     app.add_middleware(
         BodyLimitMiddleware,
