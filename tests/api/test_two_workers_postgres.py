@@ -93,6 +93,8 @@ def test_two_workers_answer_during_an_ingest_and_lose_nothing(
     _add_pages(root, 0, 60)
 
     ports = [spare_port(), spare_port()]
+    # A long keep-alive: on a loaded machine a client can take longer than uvicorn's default 5 s to
+    # send its next request on a kept connection, which the server would have closed meanwhile.
     command = [
         sys.executable,
         "-m",
@@ -101,6 +103,8 @@ def test_two_workers_answer_during_an_ingest_and_lose_nothing(
         "openai_server_app:create",
         "--host",
         "127.0.0.1",
+        "--timeout-keep-alive",
+        "75",
     ]
     acknowledged: list[tuple[str, dict[str, Any]]] = []
     failures: list[str] = []
