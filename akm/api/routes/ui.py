@@ -105,6 +105,12 @@ def when(value: object) -> str:
     return "" if value is None else str(value)
 
 
+def display_path(source: Any) -> str:
+    """Where a source lives, as the packet's rows name it: ``docs/guide.md`` for ``file:docs/guide.md``."""
+    uri = str(getattr(source, "canonical_uri", "") or "")
+    return uri.removeprefix("file:") if uri else str(getattr(source, "path", ""))
+
+
 def score_text(value: float | None) -> str:
     return "not recorded" if value is None else f"{value:.2f}"
 
@@ -118,7 +124,9 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    environment.filters.update(id_path=id_path, short_id=short_id, when=when, score=score_text)
+    environment.filters.update(
+        id_path=id_path, short_id=short_id, when=when, score=score_text, display_path=display_path
+    )
     environment.globals.update(static_url=static_url, version=__version__)
     return environment
 
