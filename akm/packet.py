@@ -252,10 +252,12 @@ def assemble_packet(
     context_reasons: Sequence[str] = (),
     at: str | None = None,
     responsiveness: tuple[bool, str] | None = None,
+    verified_by: str = PACKET_VERIFIER,
 ) -> EvidencePacket:
     """Decide the verdict, build the packet and validate it; raises InvalidPacketError.
 
     ``context_reasons`` come first among the verdict reasons (e.g. why a packet was re-verified).
+    ``verified_by`` is the packet's ``verification.verifiedBy`` (an API key's actor for a keyed request).
     """
     moment = at or utc_now_iso()
     decision = decide_verdict(
@@ -289,7 +291,7 @@ def assemble_packet(
         fusion=fusion,
         rows=rows,
         claims=claims,
-        verification=decision.record(at=moment),
+        verification=decision.record(at=moment, by=verified_by),
         conflicts=conflicts,
         missing_evidence=missing_evidence,
         direct_read_queue=direct_read_queue,

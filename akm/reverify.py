@@ -45,7 +45,7 @@ from akm.contract.models import (
 from akm.contract.states import TERMINAL_STATES, mark_stale, promote_to_claim_supported, reject
 from akm.direct_read import direct_read
 from akm.manifest import Manifest
-from akm.packet import assemble_packet
+from akm.packet import PACKET_VERIFIER, assemble_packet
 from akm.retrieval.candidates import candidate_from_chunk
 from akm.source_readers import RootReaders
 from akm.store import EvidenceStore, StoredChunk
@@ -139,8 +139,13 @@ def reverify(
     source_id: str | None = None,
     *,
     verifier: ClaimVerifier,
+    actor: str | None = None,
 ) -> ReverifyReport:
-    """Re-verify everything that relied on ``source_id`` (or on any source); see the module docstring."""
+    """Re-verify everything that relied on ``source_id`` (or on any source); see the module docstring.
+
+    ``actor`` (an API key's ``key:<id>``) is recorded as ``by`` of the events and packets this
+    writes instead of ``REVERIFY_ACTOR`` and the packet verifier.
+    """
     report = ReverifyReport()
     if source_id is not None:
         info = store.get_source(source_id)
@@ -151,7 +156,7 @@ def reverify(
         sources = _all_sources(store)
     for info in sources:
         report.sources_checked.append(info.source_id)
-        _reverify_source(store, manifest, info, verifier, report)
+        _reverify_source(store, manifest, info, verifier, report, actor)
     return report
 
 
@@ -177,18 +182,21 @@ def _current_version(info: SourceInfo) -> tuple[str, str] | None:
     return (current.revision, current.sha256) if current is not None else None
 
 
-def _invalidated(row: EvidenceRow, current: tuple[str, str] | None, at: str) -> EvidenceRow | None:
+def _invalidated(
+    row: EvidenceRow, current: tuple[str, str] | None, at: str, actor: str | None = None
+) -> EvidenceRow | None:
     """The row made stale or rejected, or None when it is still current (or already terminal)."""
+    by = actor or REVERIFY_ACTOR
     if row.verification.state in _TERMINAL:
         return None
     if current is None:
-        return reject(row, by=REVERIFY_ACTOR, reasons=("source-missing: the source was deleted",), at=at)
+        return reject(row, by=by, reasons=("source-missing: the source was deleted",), at=at)
     revision, checksum = current
     if row.source.version.checksum == checksum:
         return None
     return mark_stale(
         row,
-        by=REVERIFY_ACTOR,
+        by=by,
         reason="the source changed after this row was read",
         expected_revision=row.source.version.revision,
         observed_revision=revision,
@@ -202,6 +210,7 @@ def _reverify_source(
     info: SourceInfo,
     verifier: ClaimVerifier,
     report: ReverifyReport,
+    actor: str | None = None,
 ) -> None:
     at = utc_now_iso()
     current = _current_version(info)
@@ -209,7 +218,7 @@ def _reverify_source(
     state_now: dict[str, str] = {}
     for document in store.rows_for_source(info.source_id):
         row = EvidenceRow.from_json(document)
-        changed = _invalidated(row, current, at)
+        changed = _invalidated(row, current, at, actor)
         state_now[row.evidence_id] = (changed or row).verification.state
         if changed is not None:
             invalidated.append((changed, len(row.verification.history or ())))
@@ -237,7 +246,7 @@ def _reverify_source(
         if not outdated:
             continue
         packet, new_rows, judgements = _reverified_packet(
-            store, manifest, previous, outdated, current, verifier, len(packet_ids) + 1, at
+            store, manifest, previous, outdated, current, verifier, len(packet_ids) + 1, at, actor
         )
         rebuilt.append(
             (
@@ -290,6 +299,7 @@ def _reverified_packet(
     verifier: ClaimVerifier,
     run_sequence: int,
     at: str,
+    actor: str | None = None,
 ) -> tuple[EvidencePacket, list[tuple[EvidenceRow, int]], dict[str, Any]]:
     """The packet re-verified against the current text, the rows read or promoted now (each with
     its history length before), and the verifier's judgements by claim and row."""
@@ -300,7 +310,7 @@ def _reverified_packet(
     # evidence ID can enter the packet twice.
     rows: dict[str, EvidenceRow] = {}
     for row in previous.evidence_rows:
-        changed = _invalidated(row, current, at) if row.evidence_id in outdated_ids else None
+        changed = _invalidated(row, current, at, actor) if row.evidence_id in outdated_ids else None
         rows[row.evidence_id] = changed or row
     chunks = store.chunks_of_source(source_id) if current is not None else []
     readers = RootReaders(manifest, reader_id=REVERIFY_ACTOR)
@@ -315,7 +325,7 @@ def _reverified_packet(
             claims.append(claim)
             continue
         kept = [row_id for row_id in claim.support_row_ids if row_id not in outdated_ids]
-        found = _current_support(claim, chunks, manifest, readers, verifier, rows, at)
+        found = _current_support(claim, chunks, manifest, readers, verifier, rows, at, actor)
         if found is not None:
             row, judgement = found
             before = rows.get(row.evidence_id)
@@ -375,6 +385,7 @@ def _reverified_packet(
             f"re-verification of {previous.packet_id}: {_change(source_id, outdated, current)}",
         ),
         at=at,
+        verified_by=actor or PACKET_VERIFIER,
         responsiveness=carried_forward(
             previous.verification.verdict_reasons, {claim.claim_id: claim.status for claim in claims}
         ),
@@ -405,6 +416,7 @@ def _current_support(
     verifier: ClaimVerifier,
     rows: dict[str, EvidenceRow],
     at: str,
+    actor: str | None = None,
 ) -> tuple[EvidenceRow, dict[str, Any]] | None:
     """A row at the current revision that supports the claim, read and promoted, or None.
 
@@ -448,7 +460,7 @@ def _current_support(
         promoted = promote_to_claim_supported(
             candidate,
             [claim.claim_id],
-            by=REVERIFY_ACTOR,
+            by=actor or REVERIFY_ACTOR,
             support_note=f'{claim.claim_id} (attributed on re-verification): "{quote}"',
             at=at,
         )

@@ -49,6 +49,11 @@ class Settings(BaseSettings):
     upload_root: str = ""
     upload_max_file_bytes: int = Field(default=16_777_216, ge=1)
     upload_max_files: int = Field(default=20, ge=1)
+    # REST API keys (docs/security.md): required on every address when true; `akm serve` requires
+    # them anyway when it binds an address other machines can reach.
+    require_api_keys: bool = False
+    # Requests per minute per key and worker process (token bucket); 0: no limit.
+    api_key_requests_per_minute: int = Field(default=120, ge=0)
 
     @field_validator("data_dir", mode="after")
     @classmethod

@@ -59,7 +59,7 @@ from akm.direct_read import DirectReadOutcome, direct_read
 from akm.embedding import Embedder
 from akm.fusion import ExcludedCandidate, FusionResult, FusionSettings, expand_winners, fuse
 from akm.manifest import Manifest
-from akm.packet import assemble_packet, important_claim_classes
+from akm.packet import PACKET_VERIFIER, assemble_packet, important_claim_classes
 from akm.retrieval.neighbours import store_neighbours
 from akm.retrieval.orchestrate import retrieve
 from akm.source_readers import RootReaders
@@ -131,6 +131,7 @@ def answer(
     generator: AnswerGenerator,
     verifier: ClaimVerifier | None = None,
     task_id: str | None = None,
+    actor: str | None = None,
 ) -> AnswerResult:
     """Answer ``question`` from directly read evidence and store everything in one transaction.
 
@@ -147,6 +148,7 @@ def answer(
             generator=generator,
             verifier=verifier,
             task_id=task_id,
+            actor=actor,
         )
     )
 
@@ -161,19 +163,22 @@ def answer_stream(
     generator: AnswerGenerator,
     verifier: ClaimVerifier | None = None,
     task_id: str | None = None,
+    actor: str | None = None,
 ) -> Generator[str, None, AnswerResult]:
     """:func:`answer` as a generator: yields the draft's text increments as the generator
     commits them (nothing in them has been checked), then returns the :class:`AnswerResult`.
 
     Storage happens after the last increment; closing the generator earlier (or an exception
-    raised by the generator) stores nothing.
+    raised by the generator) stores nothing. ``actor`` (an API key's ``key:<id>``) is recorded as
+    ``by`` of the claim-support events and as the packet's ``verifiedBy``; without it, the
+    answer's and the packet verifier's own names.
     """
     options = options or AnswerOptions()
     verifier = verifier or LexicalClaimVerifier()
     root = tracing.start_span("akm.answer", attributes={"akm.question_chars": len(question)})
     try:
         result = yield from _answer_stream(
-            question, options, store, manifest, embedder, generator, verifier, task_id, _Clock(root)
+            question, options, store, manifest, embedder, generator, verifier, task_id, _Clock(root), actor
         )
     except BaseException as error:
         root.record_exception(error)
@@ -196,6 +201,7 @@ def _answer_stream(
     verifier: ClaimVerifier,
     task_id: str | None,
     clock: _Clock,
+    actor: str | None = None,
 ) -> Generator[str, None, AnswerResult]:
     task = task_id or f"ask:{uuid.uuid4().hex}"
 
@@ -264,7 +270,14 @@ def _answer_stream(
 
     with clock.stage("verification"):
         composed = _compose(
-            retrieval.query, text, selection, important, verifier, embedder, extra_rows=[*set_aside, *others]
+            retrieval.query,
+            text,
+            selection,
+            important,
+            verifier,
+            embedder,
+            extra_rows=[*set_aside, *others],
+            by=actor or ANSWER_ACTOR,
         )
         support = composed.support
         queue = direct_read_queue(attempts, support.assessments)
@@ -285,6 +298,7 @@ def _answer_stream(
             checksum_mismatches=[attempt.row_id for attempt in attempts if attempt.status == "stale"],
             measured_metrics=_measured_metrics(retrieval.candidates, fused, support, input_bytes, clock),
             responsiveness=(composed.responsiveness.responsive, _responsiveness_reason(composed)),
+            verified_by=actor or PACKET_VERIFIER,
         )
 
     decode = dict(generated.decode)
@@ -341,6 +355,7 @@ def _compose(
     embedder: Embedder | None,
     *,
     extra_rows: Sequence[EvidenceRow],
+    by: str = ANSWER_ACTOR,
 ) -> _Composed:
     """The generated answer when it is responsive and keeps what the chosen sentences say; else the quote.
 
@@ -350,7 +365,7 @@ def _compose(
     nothing worth generating from, the answer is the plain statement that no passage answers.
     """
     if not worth_generating(selection):
-        support = apply_support([], selection.kept, verifier, by=ANSWER_ACTOR, extra_rows=extra_rows)
+        support = apply_support([], selection.kept, verifier, by=by, extra_rows=extra_rows)
         best = selection.best
         why = (
             "no sentence of a directly read passage could be scored"
@@ -364,11 +379,11 @@ def _compose(
             NO_ANSWER_TEXT, "abstained", support, 0, Responsiveness(False, None, f"{NO_ANSWER_REASON}: {why}")
         )
     answer_text = drop_non_answers(generated, question)
-    attempt = _checked(question, answer_text, selection, important, verifier, embedder, extra_rows)
+    attempt = _checked(question, answer_text, selection, important, verifier, embedder, extra_rows, by=by)
     quote = " ".join(" ".join(sentence.text.split()) for sentence in _passage_order(selection))
     if attempt.responsiveness.responsive and _coverage(attempt, quote) >= KEEP_GENERATED_COVERAGE:
         return attempt
-    quoted = _checked(question, quote, selection, important, verifier, embedder, extra_rows, "quoted")
+    quoted = _checked(question, quote, selection, important, verifier, embedder, extra_rows, "quoted", by=by)
     # The quote replaces the generated text only when it does better: responsive, or at least supported.
     if quoted.responsiveness.responsive or not any(
         a.outcome == "supported" for a in attempt.support.assessments
@@ -400,9 +415,11 @@ def _checked(
     embedder: Embedder | None,
     extra_rows: Sequence[EvidenceRow],
     composition: Composition = "generated",
+    *,
+    by: str = ANSWER_ACTOR,
 ) -> _Composed:
     claims = extract_claims(text, important)
-    support = apply_support(claims, selection.kept, verifier, by=ANSWER_ACTOR, extra_rows=extra_rows)
+    support = apply_support(claims, selection.kept, verifier, by=by, extra_rows=extra_rows)
     passages = {item.row.evidence_id: item for item in selection.kept}
     in_context = [
         ClaimInContext(

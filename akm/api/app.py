@@ -8,10 +8,11 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from akm import __version__
+from akm.api.auth import ApiKeyAuth, ApiKeyMiddleware, TokenBuckets, authorize_route, secure_openapi
 from akm.api.generation import GenerationGate
 from akm.api.limits import ApiLimits
 from akm.api.metrics import ServiceMetrics
@@ -62,6 +63,7 @@ def _openapi_with_problem(app: FastAPI) -> dict[str, Any]:
         )
         for name, definition in components["Problem"].pop("$defs", {}).items():
             components.setdefault(name, definition)
+        secure_openapi(schema)
         app.openapi_schema = schema
     return app.openapi_schema
 
@@ -93,12 +95,19 @@ def create_app(
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
+        # API keys: 403 unless the request's key grants the route's scope (akm.api.auth).
+        dependencies=[Depends(authorize_route)],
     )
     app.state.settings = settings
     app.state.limits = limits
     app.state.services = services
     app.state.metrics = metrics
     app.state.gate = GenerationGate(limits.generation_concurrency, limits.generation_wait_s)
+    app.state.auth = ApiKeyAuth(
+        enabled=settings.require_api_keys,
+        store=services.store.get,
+        buckets=TokenBuckets(settings.api_key_requests_per_minute),
+    )
     install_problem_handlers(app)
     for module in (answers, lineage, audit, ingest, sources, validate, operations):
         app.include_router(module.router)
@@ -114,6 +123,8 @@ def create_app(
         # Uploads stream to disk under their own limits (akm.api.routes.ingest).
         streamed_paths=frozenset({"/v1/sources"}),
     )
+    # Keys are checked before any of the body is read, inside the request ID.
+    app.add_middleware(ApiKeyMiddleware, auth=app.state.auth)
     app.add_middleware(RequestContextMiddleware, metrics=metrics)
     app.openapi = lambda: _openapi_with_problem(app)  # type: ignore[method-assign]
     return app

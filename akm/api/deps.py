@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from akm.api.auth import request_actor
 from akm.api.generation import GenerationGate
 from akm.api.limits import ApiLimits
 from akm.api.metrics import ServiceMetrics
@@ -68,3 +69,5 @@ StoreDep = Annotated[EvidenceStore, Depends(get_store)]
 AuditDep = Annotated[AuditService, Depends(get_audit)]
 AnswersDep = Annotated[AnswerService, Depends(get_answers)]
 ReverifyDep = Annotated[ReverifyService, Depends(get_reverify)]
+# `key:<id>` of the request's API key; None when keys are off.
+ActorDep = Annotated[str | None, Depends(request_actor)]

@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "akm.cli.reverify",
     "akm.cli.audit",
     "akm.cli.serve",
+    "akm.cli.keys",
     "akm.cli.bench",
 )
 

@@ -25,10 +25,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="serve the REST API (answers, audits, metrics)",
         description=(
             "Serve the REST API with uvicorn. Settings come from AKM_* environment variables and the "
-            "global flags; API limits from AKM_API_* variables (e.g. AKM_API_GENERATION_CONCURRENCY)."
+            "global flags; API limits from AKM_API_* variables (e.g. AKM_API_GENERATION_CONCURRENCY). "
+            "Binding an address other than loopback requires API keys (`akm keys create`): without an "
+            "active key it refuses to start."
         ),
     )
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (default 127.0.0.1); any other than loopback requires API keys",
+    )
     serve.add_argument("--port", type=int, default=8000, help="port to bind (default 8000)")
     serve.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     serve.add_argument(
@@ -90,14 +96,47 @@ def is_loopback(host: str) -> bool:
 
 
 def exposure_warning(host: str) -> str | None:
-    """The start-up warning for an address other machines can reach: the API has no authentication."""
+    """The start-up notice for an address other machines can reach: every request needs an API key."""
     if is_loopback(host):
         return None
     return (
-        f"akm serve: warning: binding {host}, reachable from other machines, and the API has no "
-        "authentication: anyone who can connect can ask (and spend CPU), re-verify (which writes) and "
-        "read audits and metrics. Bind 127.0.0.1 behind an authenticating reverse proxy instead; "
-        "see docs/deployment.md."
+        f"akm serve: binding {host}, reachable from other machines: every request but /healthz and "
+        "/readyz needs an API key (`Authorization: Bearer <key>`); the API itself has no TLS, so put "
+        "a TLS-terminating proxy in front of it; see docs/security.md."
+    )
+
+
+def missing_keys_error(host: str, settings: Settings) -> str | None:
+    """Why serving must not start: keys are required (a non-loopback ``host`` or ``require_api_keys``)
+    and the store holds no active key, or cannot be read; None when serving may start."""
+    if is_loopback(host) and not settings.require_api_keys:
+        return None
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from akm.store import open_store
+
+    why = (
+        f"binding {host}, which other machines can reach,"
+        if not is_loopback(host)
+        else "require_api_keys is set (AKM_REQUIRE_API_KEYS),"
+    )
+    try:
+        store = open_store(settings.resolved_database_url)
+        try:
+            active = store.count_active_api_keys()
+        finally:
+            store.close()
+    except (SQLAlchemyError, OSError) as error:
+        return (
+            f"akm serve: error: {why} needs API keys, and the store cannot be read to check for them "
+            f"({type(error).__name__}); refusing to start."
+        )
+    if active:
+        return None
+    return (
+        f"akm serve: error: {why} needs API keys, and the store has no active key; refusing to start. "
+        "Create one with `akm keys create --scope ask` (scopes: ask, ingest, audit, admin; see "
+        "docs/security.md), or bind 127.0.0.1 to serve this machine only."
     )
 
 
@@ -118,10 +157,16 @@ def run_serve(args: argparse.Namespace, settings: Settings) -> int:
     except ValueError as error:
         print(f"akm serve: error: invalid AKM_API_* setting: {error}", file=sys.stderr)
         return EXIT_USAGE
-    warning = exposure_warning(args.host)
-    if warning is not None:
-        print(warning, file=sys.stderr)
     _migrate_once(settings)
+    refusal = missing_keys_error(args.host, settings)
+    if refusal is not None:
+        print(refusal, file=sys.stderr)
+        return EXIT_USAGE
+    notice = exposure_warning(args.host)
+    if notice is not None:
+        print(notice, file=sys.stderr)
+        # Workers rebuild their settings from the environment: keys are required there too.
+        settings = settings.model_copy(update={"require_api_keys": True})
     _export_settings(settings)
     if args.load_models:
         os.environ["AKM_API_LOAD_MODELS_AT_STARTUP"] = "true"

@@ -35,6 +35,9 @@ class CancelSignal:
 class AnswerRequest:
     question: str
     options: Mapping[str, Any] = field(default_factory=dict)
+    # Who asked, recorded as ``by`` of what the answer stores (an API key's ``key:<id>``);
+    # None: the pipeline's own actor names.
+    actor: str | None = None
 
 
 @dataclass(frozen=True)
@@ -66,8 +69,11 @@ class AnswerService(Protocol):
 
 
 class ReverifyService(Protocol):
-    def reverify(self, source_id: str | None) -> dict[str, Any]:
-        """Re-verify one source (or every source): what became stale, which claims and packets changed."""
+    def reverify(self, source_id: str | None, actor: str | None = None) -> dict[str, Any]:
+        """Re-verify one source (or every source): what became stale, which claims and packets changed.
+
+        ``actor`` (an API key's ``key:<id>``) is recorded as ``by`` of what it stores.
+        """
         ...
 
 

@@ -147,6 +147,7 @@ class PipelineAnswerService:
                     embedder=runtime.embedder,
                     generator=ObservedGenerator(runtime.generator, cancel, self._decode_lock),
                     verifier=runtime.verifier,
+                    actor=request.actor,
                 )
             )
         except (QueryError, UnknownLaneError) as error:
@@ -216,7 +217,7 @@ class PipelineReverifyService:
         self.scope = scope
         self.verifier = verifier or SharedVerifier(settings)
 
-    def reverify(self, source_id: str | None) -> dict[str, Any]:
+    def reverify(self, source_id: str | None, actor: str | None = None) -> dict[str, Any]:
         store = self._store()
         audit = AuditService(store, self.scope)
         if source_id is not None:
@@ -236,7 +237,7 @@ class PipelineReverifyService:
         # Corpus rows are re-read from the files their roots were ingested from (recorded at ingest).
         manifest = self.manifest.with_corpus_files(store.corpus_files())
         for one in source_ids:
-            produced = reverify(store, manifest, source_id=one, verifier=verifier).to_json()
+            produced = reverify(store, manifest, source_id=one, verifier=verifier, actor=actor).to_json()
             merged["sourcesChecked"] += int(produced.get("sourcesChecked", 1))
             for key in ("rowsStale", "rowsRejected", "packets"):
                 merged[key].extend(produced.get(key) or [])

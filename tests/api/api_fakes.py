@@ -165,9 +165,11 @@ class FakeAnswerService:
 class FakeReverifyService:
     def __init__(self) -> None:
         self.calls: list[str | None] = []
+        self.actors: list[str | None] = []
 
-    def reverify(self, source_id: str | None) -> dict[str, Any]:
+    def reverify(self, source_id: str | None, actor: str | None = None) -> dict[str, Any]:
         self.calls.append(source_id)
+        self.actors.append(actor)
         return {"sources": [source_id] if source_id else ["all"], "stale": [], "changedPackets": []}
 
 

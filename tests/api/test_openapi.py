@@ -49,9 +49,9 @@ def test_every_error_response_is_documented_as_problem_json() -> None:
 @pytest.mark.parametrize(
     ("path", "method", "statuses"),
     [
-        ("/v1/answers", "post", {"200", "400", "413", "415", "422", "429", "503"}),
-        ("/v1/validate", "post", {"200", "400", "413", "415", "422"}),
-        ("/v1/packets/{packet_id}", "get", {"200", "404", "422", "503"}),
+        ("/v1/answers", "post", {"200", "400", "401", "403", "413", "415", "422", "429", "503"}),
+        ("/v1/validate", "post", {"200", "400", "401", "403", "413", "415", "422", "429"}),
+        ("/v1/packets/{packet_id}", "get", {"200", "401", "403", "404", "422", "429", "503"}),
         ("/readyz", "get", {"200", "503"}),
     ],
     ids=["answers", "validate", "packet", "readyz"],

@@ -340,7 +340,7 @@ def test_validate_against_the_upstream_schema_too(api: ApiHarness) -> None:
 
 def test_unexpected_errors_are_500_problems_without_details(api: ApiHarness) -> None:
     class BrokenReverify:
-        def reverify(self, source_id: str | None) -> dict[str, Any]:
+        def reverify(self, source_id: str | None, actor: str | None = None) -> dict[str, Any]:
             raise RuntimeError("secret internal detail")
 
     api.app.state.services.reverify = BrokenReverify()

@@ -125,7 +125,7 @@ def restored_environment() -> Iterator[None]:
 
 
 @pytest.mark.usefixtures("restored_environment")
-def test_serving_on_all_interfaces_warns_at_start(
+def test_serving_on_all_interfaces_needs_an_api_key(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     import uvicorn
@@ -133,16 +133,24 @@ def test_serving_on_all_interfaces_warns_at_start(
     started: list[dict[str, Any]] = []
     monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: started.append(kwargs))
     monkeypatch.setenv("AKM_DATA_DIR", str(tmp_path))
-    code = main(["--database-url", f"sqlite:///{tmp_path / 's.db'}", "serve", "--host", "0.0.0.0"])
-    assert code == 0 and started
-    assert "no authentication" in capsys.readouterr().err
-    main(["--database-url", f"sqlite:///{tmp_path / 's.db'}", "serve"])
-    assert "warning" not in capsys.readouterr().err
+    database = ["--database-url", f"sqlite:///{tmp_path / 's.db'}"]
+    assert main([*database, "serve", "--host", "0.0.0.0"]) == 2
+    assert not started
+    refusal = capsys.readouterr().err
+    assert "refusing to start" in refusal and "akm keys create" in refusal
+    assert main([*database, "keys", "create", "--scope", "ask"]) == 0
+    capsys.readouterr()
+    assert main([*database, "serve", "--host", "0.0.0.0"]) == 0 and started
+    assert "needs an API key" in capsys.readouterr().err
+    # The workers rebuild their settings from the environment: keys are required there.
+    assert os.environ["AKM_REQUIRE_API_KEYS"] == "True"
+    main([*database, "serve"])
+    assert "API key" not in capsys.readouterr().err
 
 
-def test_deployment_docs_say_the_api_is_unauthenticated() -> None:
+def test_deployment_docs_say_non_loopback_serving_needs_keys() -> None:
     text = (REPO / "docs" / "deployment.md").read_text(encoding="utf-8").lower()
-    assert "no authentication" in text
+    assert "api key" in text and "security.md" in text
     assert "0.0.0.0" in text
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
-from akm.api.deps import AnswersDep, GateDep, LimitsDep, MetricsDep
+from akm.api.deps import ActorDep, AnswersDep, GateDep, LimitsDep, MetricsDep
 from akm.api.generation import open_answer_stream, run_answer
 from akm.api.problems import VALIDATION, ApiProblem, problem_responses
 from akm.api.schemas import AnswerIn, AnswerOut
@@ -53,13 +53,14 @@ async def create_answer(
     gate: GateDep,
     limits: LimitsDep,
     metrics: MetricsDep,
+    actor: ActorDep,
 ) -> Any:
     if len(body.question) > limits.max_question_chars:
         reason = f"at most {limits.max_question_chars} characters (got {len(body.question)})"
         raise ApiProblem(
             VALIDATION, f"question: {reason}", invalidParams=[{"name": "question", "reason": reason}]
         )
-    answer_request = AnswerRequest(body.question, body.options.model_dump(exclude_none=True))
+    answer_request = AnswerRequest(body.question, body.options.model_dump(exclude_none=True), actor=actor)
     if body.stream or "text/event-stream" in request.headers.get("accept", ""):
         events = await open_answer_stream(request, answers, answer_request, gate, metrics)
         return StreamingResponse(

@@ -23,7 +23,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.routing import APIRoute
 
-from akm.api.deps import AnswersDep, GateDep, LimitsDep, MetricsDep, SettingsDep
+from akm.api.deps import ActorDep, AnswersDep, GateDep, LimitsDep, MetricsDep, SettingsDep
 from akm.api.generation import KEEPALIVE, EventStream, open_event_stream, run_answer
 from akm.api.metrics import ServiceMetrics
 from akm.api.openai_schemas import (
@@ -371,9 +371,10 @@ async def create_chat_completion(
     gate: GateDep,
     limits: LimitsDep,
     metrics: MetricsDep,
+    actor: ActorDep,
 ) -> Response:
     chat = parse_chat_request(body, limits.max_question_chars)
-    answer_request = AnswerRequest(chat.question, chat.options)
+    answer_request = AnswerRequest(chat.question, chat.options, actor=actor)
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
     created = int(time.time())
     question_param = f"messages[{len(body.messages) - 1}].content"

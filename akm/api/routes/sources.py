@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import anyio
 from fastapi import APIRouter, Body, Query
 
-from akm.api.deps import AuditDep, LimitsDep, ReverifyDep
+from akm.api.deps import ActorDep, AuditDep, LimitsDep, ReverifyDep
 from akm.api.problems import problem_responses
 from akm.api.routes.audit import page_limit
 from akm.api.schemas import ReverifyIn
@@ -37,12 +37,13 @@ def list_sources(
 async def reverify_sources(
     audit: AuditDep,
     reverify: ReverifyDep,
+    actor: ActorDep,
     body: Annotated[ReverifyIn | None, Body()] = None,
 ) -> dict[str, Any]:
     source_id = body.source_id if body is not None else None
     if source_id is not None:
         audit.source(source_id)  # not found (or out of scope) before any work
-    return await anyio.to_thread.run_sync(reverify.reverify, source_id)
+    return await anyio.to_thread.run_sync(reverify.reverify, source_id, actor)
 
 
 @router.get("/v1/sources/{source_id:path}", summary="A source with its versions, checksums and last read")
