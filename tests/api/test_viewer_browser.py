@@ -105,8 +105,8 @@ def _factory_command(port: int) -> list[str]:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     env = _project(tmp_path_factory.mktemp("viewer"))
-    # About two seconds of draft: long enough to see it before the claims replace it.
-    env["AKM_TEST_WORD_DELAY_S"] = "0.1"
+    # About three seconds of draft: long enough to see it before the claims replace it.
+    env["AKM_TEST_WORD_DELAY_S"] = "0.15"
     port = spare_port()
     with running_server(_factory_command(port), port, env) as base:
         yield base
@@ -193,13 +193,25 @@ def test_ask_watch_claims_open_packet_and_filter_rejections(
     assert ask.accessible_name == "Ask"
     ask.send_keys(Keys.ENTER)
 
-    # The draft streams in, marked unverified, before any claim is shown.
-    draft = driver.find_element(By.ID, "draft-text")
-    wait_for(driver, lambda d: len(draft.text.split()) >= 3, 30, "no draft text arrived")
-    assert driver.find_element(By.ID, "draft").is_displayed()
-    assert not driver.find_element(By.ID, "claims-section").is_displayed()
-    assert "unverified" in driver.find_element(By.ID, "draft-heading").text
-    partial = draft.text
+    # The draft streams in, marked unverified, before any claim is shown (read in one script
+    # call, so the state seen is one moment's).
+    seen = wait_for(
+        driver,
+        lambda d: d.execute_script(
+            "const text = document.getElementById('draft-text').textContent;"
+            "return text.split(/\\s+/).filter(Boolean).length >= 3 ? {"
+            " text: text,"
+            " draftShown: !document.getElementById('draft').hidden,"
+            " claimsShown: !document.getElementById('claims-section').hidden,"
+            " heading: document.getElementById('draft-heading').textContent} : null;"
+        ),
+        30,
+        "no draft text arrived",
+    )
+    assert isinstance(seen, dict)
+    assert seen["draftShown"] and not seen["claimsShown"], seen
+    assert "unverified" in seen["heading"]
+    partial = str(seen["text"])
     shoot(driver, screenshots, "1-ask-draft-streaming.png")
 
     # Then the claims with their status replace the draft, then the verdict and the packet link.
