@@ -113,6 +113,11 @@ def test_ask_page_has_a_labelled_form_and_a_live_answer_region(api: ApiHarness) 
     # Nothing is loaded from another origin.
     assert not re.search(r"""(src|href)=["'](https?:)?//""", html)
     assert api.client.get("/ui", follow_redirects=False).headers["location"] == "/ui/"
+    # A link can fill the question in; markup in it stays text, and nothing is asked.
+    filled = get_page(api, "/ui/?question=%3C/textarea%3E%3Cscript%3Ex()%3C/script%3E")
+    assert "&lt;/textarea&gt;&lt;script&gt;x()&lt;/script&gt;</textarea>" in filled
+    assert "<script>x()" not in filled
+    assert api.answers.stored == []
 
 
 def test_static_bundle_is_served_from_the_package(api: ApiHarness) -> None:

@@ -312,8 +312,14 @@ def viewer_root() -> Response:
 
 
 @router.get("/", response_class=HTMLResponse)
-def ask_page(limits: LimitsDep) -> HTMLResponse:
-    return render("ask.html", title="Ask", max_question_chars=limits.max_question_chars)
+def ask_page(limits: LimitsDep, question: str = "") -> HTMLResponse:
+    # ``?question=`` fills the form (a link to a question); the page never asks by itself.
+    return render(
+        "ask.html",
+        title="Ask",
+        max_question_chars=limits.max_question_chars,
+        question=question[: limits.max_question_chars],
+    )
 
 
 @router.get("/static/{name}")
