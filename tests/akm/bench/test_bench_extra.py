@@ -4,6 +4,7 @@ check before a long run; the check itself never imports the package."""
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from pathlib import Path
 
@@ -116,3 +117,15 @@ def test_the_postgresql_backend_without_a_url_needs_pgserver(monkeypatch: pytest
         _temporary_store(args),
     ):
         pass
+
+
+def test_the_command_line_and_the_service_never_load_the_extra() -> None:
+    """In a fresh interpreter (the dev install has both packages), loading every sub-command and
+    the API app imports neither matplotlib nor pgserver, nor the decoding benchmarks."""
+    probe = (
+        "import sys, akm.cli, akm.api.app, akm.service.pipeline\n"
+        "print(sorted(name for name in sys.modules if name.split('.')[0] in ('matplotlib', 'pgserver')"
+        " or name.startswith('decoding.bench.decode')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
