@@ -1,7 +1,7 @@
 """``akm ask "QUESTION"``: a grounded answer with claim states, citations, verdict and packet ID.
 
-On an empty store the bundled corpus (the manifest's roots, by default ``docs/``) is ingested
-first. ``--json`` prints one object ``{answer, claims, verdict, packetId, packet, decode}``.
+On an empty store the manifest's sources are ingested first (with the default manifest: the
+Markdown under ``docs/`` of the working directory). ``--json`` prints one object ``{answer, claims, verdict, packetId, packet, decode}``.
 
 Exit status: 0 answered (whatever the verdict), 2 bad input, manifest or database,
 3 a model could not be loaded, 4 the service built an invalid packet (a bug; nothing stored).
@@ -49,7 +49,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "generate a short answer from them with the speculative decoder (or quote them when the generated "
             "text drops the answer), check every claim against the passages, hold the answer when nothing in "
             "scope answers the question, and store the EvidencePacket. "
-            "On an empty store the manifest's sources (the bundled docs/) are ingested first."
+            "On an empty store the manifest's sources are ingested first (with the default manifest: the "
+            "Markdown under docs/ of the working directory)."
         ),
     )
     parser.add_argument("question", help="the question, in quotes")
@@ -123,7 +124,7 @@ def _ask(args: argparse.Namespace, runtime: Runtime, options: AnswerOptions) -> 
 
     store, manifest = runtime.store, runtime.manifest
     if store.count_current_chunks() == 0:
-        print("akm ask: the store is empty; ingesting the bundled corpus first", file=sys.stderr)
+        print("akm ask: the store is empty; ingesting the manifest's sources first", file=sys.stderr)
         report = ingest(store, manifest, embedder=runtime.embedder)
         print(f"akm ask: {report.summary_lines()[0]}", file=sys.stderr)
     result = answer(
@@ -146,6 +147,9 @@ def decode_summary(decode: dict[str, Any]) -> str:
     """One line: speed, the speed-up over plain decoding and how many drafts were accepted."""
     if "new_tokens" not in decode:
         return "decode: no statistics"
+    generator = decode.get("generator")
+    if isinstance(generator, dict) and generator.get("backend") == "openai":
+        return remote_decode_summary(decode, generator)
     estimated = decode.get("estimated_speedup")
     by_calls = decode.get("speedup_by_calls")
     speedup = (
@@ -161,6 +165,21 @@ def decode_summary(decode: dict[str, Any]) -> str:
         f"({decode['new_tokens'] / max(decode.get('target_calls', 1), 1):.2f} tokens/call), {speedup}, "
         f"mean accepted length {decode.get('mean_accepted_length', 0.0):.2f}"
     )
+
+
+def remote_decode_summary(decode: dict[str, Any], generator: dict[str, Any]) -> str:
+    """One line for an answer drafted by a remote server: what it reported, and what it did not."""
+    where = f"{generator.get('model')} at {generator.get('baseUrl')}"
+    tokens = decode.get("new_tokens")
+    counted = f"{tokens} tokens" if isinstance(tokens, int) else "token count not reported"
+    line = f"decode: remote generator {where}: {counted} in {float(decode.get('wall_s') or 0.0):.2f} s"
+    per_call = decode.get("tokens_per_target_call")
+    if isinstance(per_call, int | float):
+        line += f", {per_call:.2f} tokens per target call"
+    acceptance = decode.get("acceptance_rate")
+    if isinstance(acceptance, int | float):
+        line += f", draft acceptance {acceptance:.0%}"
+    return line
 
 
 def _no_answer(decode: dict[str, Any]) -> str:

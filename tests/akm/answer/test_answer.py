@@ -133,7 +133,7 @@ def test_cli_ask_ingests_an_empty_store_and_prints_one_json_object(
     (citation,) = claim["citations"]
     assert citation["sourcePath"] == "docs/configuration.md"
     assert set(citation) == {"evidenceId", "evidenceNumber", "sourcePath", "locator", "revision"}
-    assert "ingesting the bundled corpus first" in captured.err
+    assert "ingesting the manifest's sources first" in captured.err
 
 
 def test_cli_ask_prints_claim_states_citations_verdict_and_packet(
