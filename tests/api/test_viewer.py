@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,12 +17,17 @@ from api_fakes import (
     HIDDEN_BY_EXCLUDE,
     HIDDEN_BY_TOKEN,
     ApiHarness,
+    FakeAnswerService,
     _add_source,
+    build_app,
     packet_with_rows_from,
     unique_packet_id,
 )
+from fastapi.testclient import TestClient
 
 from akm.api.routes.ui import note_score, packet_claims
+from akm.settings import load_settings
+from akm.store import EvidenceStore
 
 HOSTILE = '<script>alert("owned")</script><img src=x onerror=alert(1)>'
 ESCAPED = "&lt;script&gt;alert(&#34;owned&#34;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;"
@@ -333,3 +339,26 @@ def test_packet_page_of_a_packet_without_rows_or_claims(api: ApiHarness) -> None
         tx.save_packet(packet)
     html = get_page(api, f"/ui/packets/{packet['packetId']}")
     assert "The answer made no claims." in html
+
+
+def test_with_api_keys_the_viewer_needs_audit_and_asking_also_needs_ask(
+    seeded_store: EvidenceStore, tmp_path: Path
+) -> None:
+    tokens = {}
+    with seeded_store.transaction() as tx:
+        for name, scopes in {"ask": ["ask"], "audit": ["audit"], "both": ["ask", "audit"]}.items():
+            tokens[name] = tx.create_api_key(scopes=scopes, name=name).token
+    settings = load_settings(data_dir=tmp_path, require_api_keys=True, api_key_requests_per_minute=1000)
+    app = build_app(seeded_store, FakeAnswerService(seeded_store), settings=settings)
+    pages = ["/ui/rejections", f"/ui/sources/{GUIDE}", "/ui/sources", "/ui/static/viewer.css"]
+    with TestClient(app, raise_server_exceptions=False) as client:
+
+        def status(url: str, key: str | None) -> int:
+            headers = {"Authorization": f"Bearer {tokens[key]}"} if key else {}
+            return client.get(url, headers=headers).status_code
+
+        for url in pages:
+            assert (status(url, None), status(url, "ask"), status(url, "audit")) == (401, 403, 200), url
+        assert (status("/ui/", "ask"), status("/ui/", "audit"), status("/ui/", "both")) == (403, 403, 200)
+        forbidden = client.get("/ui/rejections", headers={"Authorization": f"Bearer {tokens['ask']}"})
+        assert forbidden.json()["requiredScope"] == "audit"

@@ -31,22 +31,20 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import jinja2
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from akm import __version__
+from akm.api.auth import require_scope
 from akm.api.deps import AuditDep, LimitsDep
 from akm.service.audit import RejectionFilters
 from akm.service.errors import NotFoundError
 
 UI_PACKAGE = "akm.api.ui"
 
-# Where access control for the viewer goes: the dependencies every viewer route runs first.
-# The pages read audits (an ``audit`` scope); the ask page's script calls POST /v1/answers,
-# which carries its own (``ask``) check. Empty while the API has no keys.
-VIEWER_DEPENDENCIES: list[Any] = []
-
-router = APIRouter(prefix="/ui", include_in_schema=False, dependencies=VIEWER_DEPENDENCIES)
+# When API keys are on, every viewer page (and its static files) needs the ``audit`` scope; the
+# ask page also needs ``ask``, which its script's POST /v1/answers needs too (akm.api.auth).
+router = APIRouter(prefix="/ui", include_in_schema=False, dependencies=[Depends(require_scope("audit"))])
 
 # Pages are built from this origin's files only; nothing inline runs, nothing is framed.
 SECURITY_HEADERS = {
@@ -311,7 +309,7 @@ def viewer_root() -> Response:
     return RedirectResponse("/ui/", status_code=308)
 
 
-@router.get("/", response_class=HTMLResponse)
+@router.get("/", response_class=HTMLResponse, dependencies=[Depends(require_scope("ask"))])
 def ask_page(limits: LimitsDep, question: str = "") -> HTMLResponse:
     # ``?question=`` fills the form (a link to a question); the page never asks by itself.
     return render(
