@@ -362,3 +362,26 @@ def test_with_api_keys_the_viewer_needs_audit_and_asking_also_needs_ask(
         assert (status("/ui/", "ask"), status("/ui/", "audit"), status("/ui/", "both")) == (403, 403, 200)
         forbidden = client.get("/ui/rejections", headers={"Authorization": f"Bearer {tokens['ask']}"})
         assert forbidden.json()["requiredScope"] == "audit"
+
+
+def test_every_viewer_file_is_package_data() -> None:
+    """The wheel carries each template and static file: pyproject's globs for akm.api.ui match them all,
+    and the app finds them through importlib.resources."""
+    import fnmatch
+    import tomllib
+    from importlib.resources import files
+
+    repo = Path(__file__).resolve().parents[2]
+    globs = tomllib.loads((repo / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][
+        "akm.api.ui"
+    ]
+    folder = repo / "akm" / "api" / "ui"
+    data = [
+        path.relative_to(folder).as_posix()
+        for path in folder.rglob("*")
+        if path.is_file() and path.suffix not in (".py", ".pyc")
+    ]
+    assert {"templates/base.html", "static/viewer.js", "static/viewer.css"} <= set(data)
+    for name in data:
+        assert any(fnmatch.fnmatch(name, pattern) for pattern in globs), name
+        assert files("akm.api.ui").joinpath(name).read_bytes() == (folder / name).read_bytes()
