@@ -3,6 +3,10 @@
 Each is created once, on first use, and injected into the functions that need it, so a command
 that never generates text never loads a language model. A model that cannot be loaded becomes a
 :class:`ModelUnavailableError` naming the model and the reason, never a traceback.
+
+The generator is the local target model behind the speculative decoder, or, when ``target_model``
+is ``openai+http(s)://host:port/v1#model``, a remote OpenAI-compatible server
+(:mod:`akm.answer.remote`): nothing is loaded here then, and nothing is connected until an answer asks.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from akm.store import EvidenceStore, open_store
 from akm.verify import ClaimVerifier, LexicalClaimVerifier, NLIModelError, NLIVerifier, StrictestOf
 
 if TYPE_CHECKING:
-    from akm.answer import SpeculativeAnswerGenerator
+    from akm.answer import AnswerGenerator, SpeculativeAnswerGenerator
     from decoding.drafters import ModelDrafter
     from decoding.models import LoadedModel
 
@@ -47,7 +51,8 @@ class Runtime:
     _embedder: Embedder | None = field(default=None, repr=False)
     _embedder_loaded: bool = field(default=False, repr=False)
     _verifier: ClaimVerifier | None = field(default=None, repr=False)
-    _generator: SpeculativeAnswerGenerator | None = field(default=None, repr=False)
+    _generator: AnswerGenerator | None = field(default=None, repr=False)
+    _local_generator: SpeculativeAnswerGenerator | None = field(default=None, repr=False)
 
     @classmethod
     def from_settings(
@@ -107,10 +112,32 @@ class Runtime:
         return self._verifier
 
     @property
-    def generator(self) -> SpeculativeAnswerGenerator:
+    def generator(self) -> AnswerGenerator:
+        """The configured generator: remote when ``target_model`` names a server, else the local one."""
         if self._generator is None:
-            self._generator = self._load_generator()
+            from akm.answer.remote import is_remote_target, remote_generator
+
+            if is_remote_target(self.settings.target_model):
+                self._generator = remote_generator(self.settings)
+            else:
+                self._generator = self.local_generator
         return self._generator
+
+    @property
+    def local_generator(self) -> SpeculativeAnswerGenerator:
+        """The target model loaded in this process behind the speculative decoder (``akm serve
+        --generator-only`` serves it); ModelUnavailableError when ``target_model`` names a server."""
+        if self._local_generator is None:
+            from akm.answer.remote import is_remote_target
+
+            if is_remote_target(self.settings.target_model):
+                raise ModelUnavailableError.could_not_load(
+                    "target",
+                    self.settings.target_model,
+                    "it names a remote generator server; a local model is needed here",
+                )
+            self._local_generator = self._load_generator()
+        return self._local_generator
 
     def _load_generator(self) -> SpeculativeAnswerGenerator:
         from akm.answer import SpeculativeAnswerGenerator
@@ -166,6 +193,10 @@ class Runtime:
             raise ModelUnavailableError.could_not_load("draft", settings.draft_model, str(error)) from error
 
     def close(self) -> None:
+        close = getattr(self._generator, "close", None)
+        if self._generator is not self._local_generator and callable(close):
+            close()  # a remote generator's HTTP connections
+        self._generator = None
         if self._store is not None:
             self._store.close()
             self._store = None

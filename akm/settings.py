@@ -54,6 +54,17 @@ class Settings(BaseSettings):
     require_api_keys: bool = False
     # Requests per minute per key and worker process (token bucket); 0: no limit.
     api_key_requests_per_minute: int = Field(default=120, ge=0)
+    # A remote OpenAI-compatible generator (akm.answer.remote), used instead of loading the target
+    # model when target_model is "openai+http(s)://host:port/v1#model"; the URL and the model name
+    # come from that string. The API key is read from the environment variable named here, never
+    # from a settings file.
+    generator_api_key_env: str = ""
+    generator_endpoint: Literal["completions", "chat"] = "completions"
+    generator_connect_timeout_s: float = Field(default=5.0, gt=0.0)
+    generator_read_timeout_s: float = Field(default=60.0, gt=0.0)
+    generator_retries: int = Field(default=2, ge=0, le=10)
+    generator_backoff_s: float = Field(default=0.5, ge=0.0)
+    generator_max_concurrency: int = Field(default=4, ge=1)
 
     @field_validator("data_dir", mode="after")
     @classmethod

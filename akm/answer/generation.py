@@ -9,7 +9,7 @@ whether a claim is true.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from pathlib import Path
 
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -60,9 +60,56 @@ class SpeculativeAnswerGenerator:
         messages = [{"role": "system", "content": prompt.system}] if prompt.system else []
         messages.append({"role": "user", "content": prompt.user})
         prompt_ids = self._chat_prompt_ids(self.tokenizer, messages)
+        return (
+            yield from self._decode(
+                prompt_ids,
+                prompt.passages,
+                max_new_tokens=max_new_tokens,
+                temperature=temperature,
+                seed=seed,
+            )
+        )
+
+    def stream_text(
+        self,
+        text: str,
+        *,
+        max_new_tokens: int,
+        temperature: float,
+        seed: int | None,
+        top_p: float = 1.0,
+        stop: Sequence[str] = (),
+    ) -> Generator[str, None, GeneratedAnswer]:
+        """Decode a continuation of ``text`` as it is (an already rendered chat, for a completions
+        server): special-token markup in it is read as those tokens; drafts come from the text itself.
+        Raises ValueError for an empty prompt or one longer than the context window."""
+        prompt_ids = [int(token) for token in self.tokenizer(text, add_special_tokens=False)["input_ids"]]
+        return (
+            yield from self._decode(
+                prompt_ids,
+                (),
+                max_new_tokens=max_new_tokens,
+                temperature=temperature,
+                seed=seed,
+                top_p=top_p,
+                stop=stop,
+            )
+        )
+
+    def _decode(
+        self,
+        prompt_ids: list[int],
+        passages: Sequence[str],
+        *,
+        max_new_tokens: int,
+        temperature: float,
+        seed: int | None,
+        top_p: float = 1.0,
+        stop: Sequence[str] = (),
+    ) -> Generator[str, None, GeneratedAnswer]:
         passage_ids = [
             [int(token) for token in self.tokenizer(passage, add_special_tokens=False)["input_ids"]]
-            for passage in prompt.passages
+            for passage in passages
             if passage
         ]
         drafters: list[Drafter] = [PromptLookupDrafter()]
@@ -75,7 +122,9 @@ class SpeculativeAnswerGenerator:
             prompt_ids,
             max_new_tokens,
             temperature=temperature,
+            top_p=top_p,
             seed=0 if seed is None else seed,
+            stop_strings=tuple(stop),
             drafter=CompositeDrafter(drafters),
         )
         yield from stream

@@ -45,6 +45,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="load the models when each worker starts instead of on the first answer",
     )
+    serve.add_argument(
+        "--generator-only",
+        action="store_true",
+        help=(
+            "serve only the target model behind the speculative decoder as OpenAI completions "
+            "(POST /v1/completions, GET /healthz) for API workers elsewhere; no store, no retrieval"
+        ),
+    )
     serve.set_defaults(handler=run_serve)
 
     openapi = subparsers.add_parser(
@@ -157,6 +165,8 @@ def run_serve(args: argparse.Namespace, settings: Settings) -> int:
     except ValueError as error:
         print(f"akm serve: error: invalid AKM_API_* setting: {error}", file=sys.stderr)
         return EXIT_USAGE
+    if getattr(args, "generator_only", False):
+        return run_generator_server(args, settings)
     _migrate_once(settings)
     refusal = missing_keys_error(args.host, settings)
     if refusal is not None:
@@ -177,6 +187,45 @@ def run_serve(args: argparse.Namespace, settings: Settings) -> int:
         extra["timeout_worker_healthcheck"] = WORKER_HEALTHCHECK_S
     uvicorn.run(
         "akm.api.server:app_from_environment",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_config=log_config(args.log_level),
+        access_log=False,
+        timeout_graceful_shutdown=10,
+        **extra,  # type: ignore[arg-type]
+    )
+    return EXIT_OK
+
+
+def run_generator_server(args: argparse.Namespace, settings: Settings) -> int:
+    """``akm serve --generator-only``: the target model as OpenAI completions (akm.api.generator_app)."""
+    import uvicorn
+
+    from akm.answer.remote import is_remote_target
+    from akm.api.server import log_config
+
+    if is_remote_target(settings.target_model):
+        print(
+            f"akm serve: error: --generator-only serves a local target model, and target_model names a "
+            f"remote server ({settings.target_model}); set AKM_TARGET_MODEL to smollm2 or a model directory",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    if not is_loopback(args.host):
+        print(
+            f"akm serve: warning: binding {args.host}: the generator server has no authentication; "
+            "anyone who can connect can spend its CPU or GPU. Keep it on a private network reachable "
+            "only by the API workers; see docs/deployment.md.",
+            file=sys.stderr,
+        )
+    _export_settings(settings)
+    extra: dict[str, object] = {}
+    if "timeout_worker_healthcheck" in inspect.signature(uvicorn.run).parameters:
+        extra["timeout_worker_healthcheck"] = WORKER_HEALTHCHECK_S
+    uvicorn.run(
+        "akm.api.generator_app:generator_app_from_environment",
         factory=True,
         host=args.host,
         port=args.port,

@@ -137,6 +137,10 @@ class PipelineAnswerService:
     ) -> Generator[str, None, AnswerResult]:
         runtime = self._loaded_runtime()
         options = answer_options(request.options)
+        generator = runtime.generator
+        # A remote generator bounds its own requests (generator_max_concurrency); the one local
+        # decoder decodes one answer at a time.
+        lock = None if getattr(generator, "runs_concurrently", False) else self._decode_lock
         try:
             return (
                 yield from answer_stream(
@@ -145,7 +149,7 @@ class PipelineAnswerService:
                     store=runtime.store,
                     manifest=runtime.manifest,
                     embedder=runtime.embedder,
-                    generator=ObservedGenerator(runtime.generator, cancel, self._decode_lock),
+                    generator=ObservedGenerator(generator, cancel, lock),
                     verifier=runtime.verifier,
                     actor=request.actor,
                 )
