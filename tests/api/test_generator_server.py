@@ -219,3 +219,14 @@ def test_the_remote_generator_reads_the_generator_server_back(scripted: Scripted
     assert decode["new_tokens"] == 5 and decode["target_calls"] == 2 and decode["acceptance_rate"] == 0.5
     assert decode["acceptance_by_position"] == [0.75, 0.25]
     assert decode["finish_reason"] == "stop"
+
+
+def test_generator_only_refuses_a_remote_target(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from akm.cli import main
+
+    monkeypatch.setenv("AKM_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("AKM_TARGET_MODEL", "openai+http://127.0.0.1:9/v1#smollm2")
+    assert main(["serve", "--generator-only", "--port", "8123"]) == 2
+    assert "--generator-only serves a local target model" in capsys.readouterr().err
