@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 
 import httpx
+import openai
+import pytest
 from api_fakes import GUIDE, seed_store
 from uvicorn_process import akm_serve_command, running_server, spare_port
 
@@ -38,14 +40,28 @@ def test_a_server_bound_beyond_loopback_requires_keys(tmp_path: Path) -> None:
         assert wrong.status_code == 403
         assert wrong.json()["requiredScope"] == "audit"
 
+        # The OpenAI client sends its api_key as the Bearer key.
+        base_v1 = f"{base}/v1"
+        with openai.OpenAI(base_url=base_v1, api_key=ask.token, max_retries=0, timeout=30) as chat:
+            assert [model.id for model in chat.models.list()]
+        for token, refusal in (
+            (audit.token, openai.PermissionDeniedError),
+            ("sk-x", openai.AuthenticationError),
+        ):
+            with (
+                openai.OpenAI(base_url=base_v1, api_key=token, max_retries=0, timeout=30) as chat,
+                pytest.raises(refusal),
+            ):
+                chat.models.list()
+
         audit_key = {"Authorization": f"Bearer {audit.token}"}
         listed = client.get("/v1/sources", headers=audit_key)
         assert listed.status_code == 200, listed.text
         assert GUIDE in [item["sourceId"] for item in listed.json()["items"]]
         assert client.get(f"/v1/sources/{GUIDE}", headers=audit_key).status_code == 200
         assert client.get("/metrics", headers=audit_key).status_code == 200
-        # The fourth request takes the last of the bucket's 4 tokens (one comes back every 15 s).
-        assert client.get("/v1/audit/rejections", headers=audit_key).status_code == 200
+        # The audit key's 403 above and these three requests took the bucket's 4 tokens (one
+        # comes back every 15 s).
         limited = client.get("/v1/sources", headers=audit_key)
         assert limited.status_code == 429
         assert int(limited.headers["retry-after"]) >= 1
