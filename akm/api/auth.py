@@ -123,13 +123,17 @@ class ApiKeyAuth:
         except SQLAlchemyError as error:
             raise StoreUnavailableError(str(error)) from error
 
-    def touch(self, key_id: str) -> None:
-        """Record the key's use, at most once per ``TOUCH_INTERVAL_S`` in this worker."""
+    def touch_due(self, key_id: str) -> bool:
+        """Whether the key's use should be written now: at most once per ``TOUCH_INTERVAL_S`` here."""
         now = time.monotonic()
         with self._lock:
             if now - self._touched.get(key_id, -math.inf) < TOUCH_INTERVAL_S:
-                return
+                return False
             self._touched[key_id] = now
+            return True
+
+    def touch(self, key_id: str) -> None:
+        """Record the key's use in the store; a failure is logged, never the request's."""
         try:
             with self.store().transaction() as tx:
                 tx.touch_api_key(key_id)
@@ -200,7 +204,8 @@ class ApiKeyMiddleware:
             )
             return
         scope.setdefault("state", {})["api_key"] = key
-        await anyio.to_thread.run_sync(self.auth.touch, key.key_id)
+        if self.auth.touch_due(key.key_id):
+            await anyio.to_thread.run_sync(self.auth.touch, key.key_id)
         await self.app(scope, receive, send)
 
 
