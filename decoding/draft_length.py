@@ -62,7 +62,7 @@ class VerifyCostCurve:
 
 
 # Bumped whenever the cache layout or the measurement method changes: older caches are ignored.
-COST_CACHE_FORMAT = 3
+COST_CACHE_FORMAT = 4
 REMEASURE_ENV = "AKM_REMEASURE_VERIFY_COST"
 MEASUREMENT_METHOD = "min-wall-interleaved"
 

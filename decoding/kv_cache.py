@@ -1,6 +1,8 @@
 """A model with its KV cache: forward new tokens, and roll the cache back to any shorter prefix.
 
 Rollback is `DynamicCache.crop`, which in transformers 5.x takes a negative count of tokens to drop.
+An SDPA model is switched to `decoding.attention`'s grouped-query attention, which forwards several
+new tokens (a verification step) without repeating the cached keys and values per query head.
 """
 
 from __future__ import annotations
@@ -8,12 +10,15 @@ from __future__ import annotations
 import torch
 from transformers import DynamicCache, PreTrainedModel
 
+from decoding.attention import grouped_query_attention, use_grouped_query_attention
+
 
 class CachedModel:
     """Runs a causal LM incrementally; `tokens` always mirrors exactly what the cache holds."""
 
     def __init__(self, model: PreTrainedModel) -> None:
         self.model = model
+        use_grouped_query_attention(model)
         self.device = next(model.parameters()).device
         self.tokens: list[int] = []
         self.cache = DynamicCache(config=model.config)
@@ -44,9 +49,10 @@ class CachedModel:
         if not tokens:
             raise ValueError("forward needs at least one token")
         input_ids = torch.tensor([tokens], dtype=torch.long, device=self.device)
-        output = self.model(
-            input_ids=input_ids, cache=self.cache, use_cache=True, logits_to_keep=logits_to_keep
-        )
+        with grouped_query_attention():
+            output = self.model(
+                input_ids=input_ids, cache=self.cache, use_cache=True, logits_to_keep=logits_to_keep
+            )
         self.tokens.extend(tokens)
         logits: torch.Tensor = output.logits[0]
         return logits
