@@ -40,6 +40,6 @@ contracts:
 
 # The real-model tests convert SmolLM2 once into this folder and share it across the session.
 pytest:
-	AKM_TEST_MODEL_CACHE=$${AKM_TEST_MODEL_CACHE:-$(CURDIR)/.cache/test-models} $(BIN)/python -m pytest
+	AKM_TEST_MODEL_CACHE=$${AKM_TEST_MODEL_CACHE:-$(CURDIR)/.cache/test-models} $(BIN)/python -m pytest --durations=25
 
 test: install-dev lint typecheck contracts pytest

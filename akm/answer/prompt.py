@@ -14,13 +14,14 @@ at 1.37 tokens per target call; this copying format ran at 3.18 tokens per call,
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar, cast
 
 from akm.answer.results import GeneratedAnswer
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 USER_TEMPLATE = "Question: {question}\n\nText: {text}\n\nCopy the text that answers the question."
 
@@ -50,6 +51,23 @@ class AnswerGenerator(Protocol):
     ) -> Generator[str, None, GeneratedAnswer]: ...
 
 
+def relay(stream: Generator[str, None, T], each: Callable[[str], R]) -> Generator[R, None, T]:
+    """``each(increment)`` for every text increment of ``stream``, then what ``stream`` returns.
+
+    Closing the relay (or an exception raised by ``each``) closes ``stream``, so a decoder stops
+    when its consumer does.
+    """
+    try:
+        while True:
+            try:
+                increment = next(stream)
+            except StopIteration as finished:
+                return cast(T, finished.value)
+            yield each(increment)
+    finally:
+        stream.close()
+
+
 def run_to_end(stream: Generator[str, None, T]) -> T:
     """What a text stream returns once every increment has been produced (the increments are dropped)."""
     while True:
@@ -71,4 +89,4 @@ def build_prompt(question: str, sentences: Sequence[str]) -> EvidencePrompt:
     )
 
 
-__all__ = ["USER_TEMPLATE", "AnswerGenerator", "EvidencePrompt", "build_prompt", "run_to_end"]
+__all__ = ["USER_TEMPLATE", "AnswerGenerator", "EvidencePrompt", "build_prompt", "relay", "run_to_end"]

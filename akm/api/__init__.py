@@ -2,6 +2,6 @@
 
 from akm.api.app import create_app
 from akm.api.limits import ApiLimits
-from akm.api.services import ApiServices, StoreHandle
+from akm.api.wiring import ApiServices, StoreHandle
 
 __all__ = ["ApiLimits", "ApiServices", "StoreHandle", "create_app"]

@@ -20,7 +20,7 @@ from akm.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from akm.api.problems import Problem, install_problem_handlers
 from akm.api.routes import answers, audit, ingest, lineage, openai_compat, operations, sources, validate
 from akm.api.routes import ui as viewer
-from akm.api.services import ApiServices, StoreHandle
+from akm.api.wiring import ApiServices, StoreHandle
 from akm.service.errors import ModelUnavailableError
 from akm.settings import Settings
 
@@ -36,7 +36,7 @@ DESCRIPTION = (
 def default_services(settings: Settings) -> ApiServices:
     """The production wiring: the configured store, the manifest scope, the answer pipeline."""
     from akm.manifest import load_manifest
-    from akm.service.pipeline import PipelineAnswerService, PipelineReverifyService, SharedVerifier
+    from akm.service.backend import PipelineAnswerService, PipelineReverifyService, SharedVerifier
     from akm.service.scope import SourceScope
 
     store = StoreHandle(settings.resolved_database_url)

@@ -10,7 +10,7 @@ from akm.api.auth import request_actor
 from akm.api.generation import GenerationGate
 from akm.api.limits import ApiLimits
 from akm.api.metrics import ServiceMetrics
-from akm.api.services import ApiServices
+from akm.api.wiring import ApiServices
 from akm.service.answers import AnswerService, ReverifyService
 from akm.service.audit import AuditService
 from akm.settings import Settings

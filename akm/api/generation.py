@@ -139,7 +139,8 @@ def format_event(event: AnswerEvent, sequence: int) -> bytes:
     return f"id: {sequence}\nevent: {event.kind}\ndata: {json.dumps(data)}\n\n".encode()
 
 
-def format_error(error: BaseException, request_id: str | None) -> bytes:
+def stream_problem(error: BaseException, request_id: str | None) -> dict[str, Any]:
+    """The problem body of a failure after a stream began (its headers are long sent)."""
     from akm.api.problems import INTERNAL, MODEL_UNAVAILABLE, STORE_UNAVAILABLE
     from akm.service.errors import ModelUnavailableError, StoreUnavailableError
 
@@ -151,8 +152,11 @@ def format_error(error: BaseException, request_id: str | None) -> bytes:
         else INTERNAL
     )
     detail = str(error) if isinstance(error, ServiceError) else "generation failed"
-    body = problem_body(problem_type, detail, request_id=request_id)
-    return f"event: error\ndata: {json.dumps(body)}\n\n".encode()
+    return problem_body(problem_type, detail, request_id=request_id)
+
+
+def format_error(error: BaseException, request_id: str | None) -> bytes:
+    return f"event: error\ndata: {json.dumps(stream_problem(error, request_id))}\n\n".encode()
 
 
 class EventStream:

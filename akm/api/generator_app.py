@@ -28,6 +28,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from akm import __version__
+from akm.answer.prompt import relay, run_to_end
 from akm.answer.results import GeneratedAnswer
 from akm.api.generation import KEEPALIVE, EventStream, GenerationGate, open_event_stream, run_answer
 from akm.api.limits import ApiLimits
@@ -35,7 +36,7 @@ from akm.api.metrics import ServiceMetrics
 from akm.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from akm.api.problems import INTERNAL, install_problem_handlers, problem_body
 from akm.api.routes.openai_compat import OpenAIRoute, invalid
-from akm.service.answers import AnswerEvent, AnswerRequest, CancelSignal, ModelReadiness
+from akm.service.answers import AnswerEvent, AnswerRequest, CancelSignal, ModelReadiness, draft_event
 from akm.service.errors import GenerationCancelledError, ModelUnavailableError, ServiceError
 from akm.settings import Settings
 
@@ -195,25 +196,10 @@ class CompletionService:
                 stream.close()
 
     def answer(self, request: AnswerRequest, cancel: CancelSignal) -> dict[str, Any]:
-        stream = self._completion(request, cancel)
-        while True:
-            try:
-                next(stream)
-            except StopIteration as finished:
-                return _finished(finished.value)
+        return _finished(run_to_end(self._completion(request, cancel)))
 
     def stream(self, request: AnswerRequest, cancel: CancelSignal) -> Iterator[AnswerEvent]:
-        stream = self._completion(request, cancel)
-        try:
-            while True:
-                try:
-                    delta = next(stream)
-                except StopIteration as finished:
-                    generated: GeneratedAnswer = finished.value
-                    break
-                yield AnswerEvent("draft", {"text": delta})
-        finally:
-            stream.close()
+        generated = yield from relay(self._completion(request, cancel), draft_event)
         yield AnswerEvent("verdict", _finished(generated))
 
 

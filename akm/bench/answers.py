@@ -3,7 +3,7 @@
 A throwaway project is built from a SQuAD v1.1 file: one Markdown page per article (``# Title``,
 then each paragraph), under a manifest copied from the default one. It is ingested, and each
 question is asked through the same service object ``POST /v1/answers`` calls
-(:class:`akm.service.pipeline.PipelineAnswerService`).
+(:class:`akm.service.backend.PipelineAnswerService`).
 
 Answerable mode ingests every article and asks its questions. Unanswerable mode ingests the first
 half of the articles and asks questions of the second half, whose pages the store never saw: the

@@ -115,8 +115,8 @@ def handle(args: argparse.Namespace, settings: Settings) -> int:
     from akm.manifest import load_manifest
     from akm.runtime import freeze_loaded_objects
     from akm.service.answers import AnswerRequest, CancelSignal
+    from akm.service.backend import PipelineAnswerService
     from akm.service.errors import ModelUnavailableError
-    from akm.service.pipeline import PipelineAnswerService
     from akm.store import open_store
 
     options: dict[str, Any] = {}

@@ -135,7 +135,7 @@ def run_bench(args: argparse.Namespace, settings: Settings) -> int:
     from akm.manifest import load_manifest
     from akm.runtime import Runtime, freeze_loaded_objects
     from akm.service.answers import AnswerRequest, AnswerService, CancelSignal
-    from akm.service.pipeline import PipelineAnswerService, PipelineReverifyService
+    from akm.service.backend import PipelineAnswerService, PipelineReverifyService
     from akm.service.scope import SourceScope
     from akm.store import open_store
 

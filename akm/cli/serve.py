@@ -155,10 +155,8 @@ def run_serve(args: argparse.Namespace, settings: Settings) -> int:
     if args.workers < 1:
         print(f"akm serve: error: --workers must be at least 1, got {args.workers}", file=sys.stderr)
         return EXIT_USAGE
-    import uvicorn
 
     from akm.api.limits import ApiLimits
-    from akm.api.server import log_config
 
     try:
         ApiLimits()
@@ -180,13 +178,22 @@ def run_serve(args: argparse.Namespace, settings: Settings) -> int:
     _export_settings(settings)
     if args.load_models:
         os.environ["AKM_API_LOAD_MODELS_AT_STARTUP"] = "true"
+    return _run_uvicorn("akm.api.server:app_from_environment", args)
+
+
+def _run_uvicorn(factory: str, args: argparse.Namespace) -> int:
+    """uvicorn over the app ``factory`` builds in each worker, with this command's address and workers."""
+    import uvicorn
+
+    from akm.api.server import log_config
+
     extra: dict[str, object] = {}
     if "timeout_worker_healthcheck" in inspect.signature(uvicorn.run).parameters:
         # A worker imports torch and may load a model before it answers the supervisor's
         # ping; the default 5 s would have a slow machine's workers killed and restarted.
         extra["timeout_worker_healthcheck"] = WORKER_HEALTHCHECK_S
     uvicorn.run(
-        "akm.api.server:app_from_environment",
+        factory,
         factory=True,
         host=args.host,
         port=args.port,
@@ -201,10 +208,7 @@ def run_serve(args: argparse.Namespace, settings: Settings) -> int:
 
 def run_generator_server(args: argparse.Namespace, settings: Settings) -> int:
     """``akm serve --generator-only``: the target model as OpenAI completions (akm.api.generator_app)."""
-    import uvicorn
-
     from akm.answer.remote import is_remote_target
-    from akm.api.server import log_config
 
     if is_remote_target(settings.target_model):
         print(
@@ -221,21 +225,7 @@ def run_generator_server(args: argparse.Namespace, settings: Settings) -> int:
             file=sys.stderr,
         )
     _export_settings(settings)
-    extra: dict[str, object] = {}
-    if "timeout_worker_healthcheck" in inspect.signature(uvicorn.run).parameters:
-        extra["timeout_worker_healthcheck"] = WORKER_HEALTHCHECK_S
-    uvicorn.run(
-        "akm.api.generator_app:generator_app_from_environment",
-        factory=True,
-        host=args.host,
-        port=args.port,
-        workers=args.workers,
-        log_config=log_config(args.log_level),
-        access_log=False,
-        timeout_graceful_shutdown=10,
-        **extra,  # type: ignore[arg-type]
-    )
-    return EXIT_OK
+    return _run_uvicorn("akm.api.generator_app:generator_app_from_environment", args)
 
 
 def run_openapi(args: argparse.Namespace, settings: Settings) -> int:

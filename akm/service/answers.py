@@ -77,6 +77,11 @@ class ReverifyService(Protocol):
         ...
 
 
+def draft_event(text: str) -> AnswerEvent:
+    """The event of one draft text increment (nothing in it has been checked)."""
+    return AnswerEvent("draft", {"text": text})
+
+
 def stream_from_answer(
     service: AnswerService, request: AnswerRequest, cancel: CancelSignal
 ) -> Iterator[AnswerEvent]:

@@ -28,7 +28,7 @@ from akm.store import open_store
 
 from .conftest import REPO
 
-sys.path.insert(0, str(REPO / "tests" / "api"))
+sys.path.insert(0, str(REPO / "tests" / "akm" / "api"))
 from uvicorn_process import akm_serve_command, running_server, spare_port
 
 pytestmark = pytest.mark.reliability

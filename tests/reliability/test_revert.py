@@ -18,7 +18,7 @@ from akm.contract.models import EvidencePacket
 from akm.packet import InvalidPacketError, packet_findings
 from akm.reverify import reverify
 from akm.runtime import Runtime
-from akm.service.pipeline import PipelineReverifyService
+from akm.service.backend import PipelineReverifyService
 from akm.service.scope import SourceScope
 from akm.settings import load_settings
 from akm.verify import LexicalClaimVerifier, SupportJudgement

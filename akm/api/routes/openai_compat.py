@@ -24,7 +24,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.routing import APIRoute
 
 from akm.api.deps import ActorDep, AnswersDep, GateDep, LimitsDep, MetricsDep, SettingsDep
-from akm.api.generation import KEEPALIVE, EventStream, open_event_stream, run_answer
+from akm.api.generation import KEEPALIVE, EventStream, open_event_stream, run_answer, stream_problem
 from akm.api.metrics import ServiceMetrics
 from akm.api.openai_schemas import (
     MODEL_IDS,
@@ -35,24 +35,17 @@ from akm.api.openai_schemas import (
     ModelOut,
 )
 from akm.api.problems import (
-    INTERNAL,
     MALFORMED,
-    MODEL_UNAVAILABLE,
-    STORE_UNAVAILABLE,
     VALIDATION,
     ApiProblem,
     ProblemType,
-    problem_body,
     problem_responses,
 )
 from akm.service.answers import AnswerRequest
 from akm.service.errors import (
     GenerationCancelledError,
     InvalidRequestError,
-    ModelUnavailableError,
     NotFoundError,
-    ServiceError,
-    StoreUnavailableError,
 )
 from akm.settings import Settings
 
@@ -418,16 +411,9 @@ def _sse(payload: Mapping[str, Any]) -> bytes:
 def _stream_error(error: BaseException, request_id: str | None) -> bytes:
     """A failure after the first chunk: a problem body with OpenAI's ``error`` member (the
     ``openai`` client raises it as an APIError); no ``[DONE]`` follows."""
-    problem_type = (
-        MODEL_UNAVAILABLE
-        if isinstance(error, ModelUnavailableError)
-        else STORE_UNAVAILABLE
-        if isinstance(error, StoreUnavailableError)
-        else INTERNAL
-    )
-    detail = str(error) if isinstance(error, ServiceError) else "generation failed"
-    body = problem_body(problem_type, detail, request_id=request_id)
-    body["error"] = {"message": detail, "type": "server_error", "param": None, "code": problem_type.slug}
+    body = stream_problem(error, request_id)
+    code = str(body["type"]).rsplit(":", 1)[-1]
+    body["error"] = {"message": body["detail"], "type": "server_error", "param": None, "code": code}
     return _sse(body)
 
 

@@ -123,7 +123,7 @@ def test_the_command_line_and_the_service_never_load_the_extra() -> None:
     """In a fresh interpreter (the dev install has both packages), loading every sub-command and
     the API app imports neither matplotlib nor pgserver, nor the decoding benchmarks."""
     probe = (
-        "import sys, akm.cli, akm.api.app, akm.service.pipeline\n"
+        "import sys, akm.cli, akm.api.app, akm.service.backend\n"
         "print(sorted(name for name in sys.modules if name.split('.')[0] in ('matplotlib', 'pgserver')"
         " or name.startswith('decoding.bench.decode')))\n"
     )

@@ -9,9 +9,9 @@ import yaml
 from akm.direct_read import FileSourceReader, direct_read
 from akm.embedding import HashingEmbedder
 from akm.fusion import FusionSettings, expand_winners, fuse
-from akm.retrieval.neighbours import store_neighbours
 from akm.ingest import ingest
 from akm.manifest import load_manifest
+from akm.retrieval.neighbours import store_neighbours
 from akm.retrieval.orchestrate import retrieve
 
 GUIDE = "# Guide\n\nInstall the service with make install.\n\n## Use\n\nAsk a question about [security](security.md).\n"

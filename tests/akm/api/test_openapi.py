@@ -13,7 +13,7 @@ from api_fakes import ApiHarness
 from akm.api.server import openapi_json
 from akm.cli import main
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 COMMITTED = REPO / "docs" / "openapi.json"
 
 

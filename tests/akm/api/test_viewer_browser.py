@@ -52,7 +52,7 @@ from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.remote.webelement import WebElement  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-FIXTURE_DOCS = HERE.parent / "fixtures" / "answers" / "docs"
+FIXTURE_DOCS = HERE.parents[1] / "fixtures" / "answers" / "docs"
 BRIDGE = FIXTURE_DOCS / "harbour_bridge.md"
 QUESTION = "When was the Kestrel Harbour Bridge opened to traffic?"
 # A source whose text and title are markup: the viewer must show it as text, and run none of it.

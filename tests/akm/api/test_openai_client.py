@@ -26,7 +26,7 @@ from akm.store import open_store
 
 pytestmark = pytest.mark.server
 
-FIXTURE_DOCS = HERE.parent / "fixtures" / "answers" / "docs"
+FIXTURE_DOCS = HERE.parents[1] / "fixtures" / "answers" / "docs"
 QUESTION = "When was the Kestrel Harbour Bridge opened to traffic?"
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
+REPO = HERE.parents[2]
 
 
 def spare_port() -> int:

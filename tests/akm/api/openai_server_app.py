@@ -13,10 +13,10 @@ from fastapi import FastAPI
 
 from akm.answer import EvidencePrompt, GeneratedAnswer
 from akm.api import ApiLimits, create_app
-from akm.api.services import ApiServices, StoreHandle
+from akm.api.wiring import ApiServices, StoreHandle
 from akm.manifest import load_manifest
 from akm.runtime import Runtime
-from akm.service.pipeline import PipelineAnswerService, PipelineReverifyService
+from akm.service.backend import PipelineAnswerService, PipelineReverifyService
 from akm.service.scope import SourceScope
 from akm.settings import load_settings
 from akm.store import open_store

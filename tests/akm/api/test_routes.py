@@ -19,7 +19,7 @@ from api_fakes import (
 
 from akm.contract.validation import validate_document
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_healthz(api: ApiHarness) -> None:

@@ -16,12 +16,12 @@ from fastapi.testclient import TestClient
 
 from akm.answer import EvidencePrompt, GeneratedAnswer
 from akm.api import ApiLimits, create_app
-from akm.api.services import ApiServices, StoreHandle
+from akm.api.wiring import ApiServices, StoreHandle
 from akm.config import DEFAULT_MANIFEST_FILE
 from akm.ingest import ingest_corpus
 from akm.manifest import load_manifest
 from akm.runtime import Runtime
-from akm.service.pipeline import PipelineAnswerService
+from akm.service.backend import PipelineAnswerService
 from akm.service.scope import SourceScope
 from akm.settings import load_settings
 from akm.store import open_store

@@ -371,7 +371,7 @@ def test_every_viewer_file_is_package_data() -> None:
     import tomllib
     from importlib.resources import files
 
-    repo = Path(__file__).resolve().parents[2]
+    repo = Path(__file__).resolve().parents[3]
     globs = tomllib.loads((repo / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][
         "akm.api.ui"
     ]

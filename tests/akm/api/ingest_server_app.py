@@ -20,12 +20,12 @@ from numpy.typing import NDArray
 
 from akm.answer import EvidencePrompt, GeneratedAnswer
 from akm.api import ApiLimits, create_app
-from akm.api.services import ApiServices, StoreHandle
+from akm.api.wiring import ApiServices, StoreHandle
 from akm.embedding import HashingEmbedder
 from akm.manifest import load_manifest
 from akm.runtime import Runtime
+from akm.service.backend import PipelineAnswerService, PipelineReverifyService
 from akm.service.ingest_jobs import IngestJobs
-from akm.service.pipeline import PipelineAnswerService, PipelineReverifyService
 from akm.service.scope import SourceScope
 from akm.settings import load_settings
 from akm.store import open_store

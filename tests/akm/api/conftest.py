@@ -19,7 +19,7 @@ from akm.store import EvidenceStore, open_store
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from api_fakes import ApiHarness, FakeAnswerService, FakeReverifyService, build_app, seed_store
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="session")

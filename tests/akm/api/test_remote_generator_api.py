@@ -25,7 +25,7 @@ from akm.settings import load_settings
 from akm.store import open_store
 from tests.akm.answer.openai_fake import Drop, FakeOpenAI, Pause, Reply, completion_chunk, serving, text_reply
 
-FIXTURE_DOCS = Path(__file__).resolve().parents[1] / "fixtures" / "answers" / "docs"
+FIXTURE_DOCS = Path(__file__).resolve().parents[2] / "fixtures" / "answers" / "docs"
 QUESTION = "When was the Kestrel Harbour Bridge opened to traffic?"
 ANSWER = ["The Kestrel Harbour Bridge", " was opened to traffic", " on 19 March 1932."]
 

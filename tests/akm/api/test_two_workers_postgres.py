@@ -83,7 +83,7 @@ def test_two_workers_answer_during_an_ingest_and_lose_nothing(
         "AKM_MANIFEST_PATH": str(root / "config" / "manifest.yaml"),
         "AKM_EMBEDDING_MODEL": "hashing",
         "AKM_DATA_DIR": str(tmp_path / "data"),
-        "PYTHONPATH": str(REPO / "tests" / "api"),
+        "PYTHONPATH": str(REPO / "tests" / "akm" / "api"),
         # Two clients per worker share its one generation slot: they queue instead of getting 429.
         "AKM_API_GENERATION_WAIT_S": "120",
     }

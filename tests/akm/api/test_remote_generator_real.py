@@ -34,7 +34,7 @@ from akm.store import open_store
 
 pytestmark = [pytest.mark.real_model, pytest.mark.server, pytest.mark.slow]
 
-FIXTURE_DOCS = HERE.parent / "fixtures" / "answers" / "docs"
+FIXTURE_DOCS = HERE.parents[1] / "fixtures" / "answers" / "docs"
 QUESTION = "When was the Kestrel Harbour Bridge opened to traffic?"
 STARTED = time.monotonic()
 

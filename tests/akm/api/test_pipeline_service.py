@@ -18,8 +18,8 @@ from akm.ingest import ingest
 from akm.manifest import load_manifest
 from akm.runtime import Runtime
 from akm.service.answers import AnswerRequest, CancelSignal
+from akm.service.backend import PipelineAnswerService, PipelineReverifyService, answer_options
 from akm.service.errors import GenerationCancelledError, InvalidRequestError, NotFoundError
-from akm.service.pipeline import PipelineAnswerService, PipelineReverifyService, answer_options
 from akm.service.scope import SourceScope
 from akm.settings import load_settings
 from akm.store import EvidenceStore, open_store
@@ -32,7 +32,7 @@ WORDS = (
     "Edith Carrow.",
 )
 QUESTION = "When was the Kestrel Harbour Bridge opened to traffic?"
-FIXTURE_DOCS = Path(__file__).resolve().parents[1] / "fixtures" / "answers" / "docs"
+FIXTURE_DOCS = Path(__file__).resolve().parents[2] / "fixtures" / "answers" / "docs"
 
 
 class ScriptedGenerator:

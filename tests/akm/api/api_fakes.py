@@ -26,7 +26,7 @@ from akm.service.scope import SourceScope
 from akm.settings import Settings, load_settings
 from akm.store import EvidenceStore, NewChunk, Rejection
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 EXAMPLE_PACKET = json.loads((REPO / "examples" / "packet-pass.json").read_text())
 EXAMPLE_ROW = json.loads((REPO / "examples" / "claim-supported-row.json").read_text())
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import Any
 
 from akm.answer import AnswerOptions, AnswerResult, answer_stream, run_to_end
-from akm.answer.prompt import AnswerGenerator, EvidencePrompt
+from akm.answer.prompt import AnswerGenerator, EvidencePrompt, relay
 from akm.answer.results import GeneratedAnswer
 from akm.manifest import Manifest
 from akm.retrieval.orchestrate import UnknownLaneError
@@ -23,7 +23,7 @@ from akm.retrieval.query import QueryError
 from akm.reverify import DeferredVerifier, reverify
 from akm.runtime import ModelUnavailableError as RuntimeModelError
 from akm.runtime import Runtime
-from akm.service.answers import AnswerEvent, AnswerRequest, CancelSignal, ModelReadiness
+from akm.service.answers import AnswerEvent, AnswerRequest, CancelSignal, ModelReadiness, draft_event
 from akm.service.audit import AuditService
 from akm.service.errors import (
     GenerationCancelledError,
@@ -72,21 +72,16 @@ class ObservedGenerator:
         self, prompt: EvidencePrompt, *, max_new_tokens: int, temperature: float, seed: int | None
     ) -> Generator[str, None, GeneratedAnswer]:
         self._check("before")
+
+        def checked(increment: str) -> str:
+            self._check("during")
+            return increment
+
         with self.lock:
             stream = self.inner.stream(
                 prompt, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed
             )
-            try:
-                while True:
-                    try:
-                        delta = next(stream)
-                    except StopIteration as finished:
-                        generated: GeneratedAnswer = finished.value
-                        break
-                    self._check("during")
-                    yield delta
-            finally:
-                stream.close()
+            generated = yield from relay(stream, checked)
         self._check("during")
         return generated
 
@@ -162,17 +157,7 @@ class PipelineAnswerService:
         return document
 
     def stream(self, request: AnswerRequest, cancel: CancelSignal) -> Iterator[AnswerEvent]:
-        stream = self._answer_stream(request, cancel)
-        try:
-            while True:
-                try:
-                    delta = next(stream)
-                except StopIteration as finished:
-                    result: AnswerResult = finished.value
-                    break
-                yield AnswerEvent("draft", {"text": delta})
-        finally:
-            stream.close()
+        result = yield from relay(self._answer_stream(request, cancel), draft_event)
         document: dict[str, Any] = result.to_json()
         for claim in document.get("claims") or []:
             yield AnswerEvent("claim", dict(claim))

@@ -12,7 +12,7 @@ import yaml
 from akm.cli import build_parser
 from akm.settings import load_settings
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")

@@ -32,13 +32,13 @@ from akm.embedding import load_embedder
 from akm.ingest import ingest
 from akm.manifest import load_manifest
 from akm.runtime import Runtime
-from akm.service.pipeline import PipelineAnswerService, PipelineReverifyService
+from akm.service.backend import PipelineAnswerService, PipelineReverifyService
 from akm.service.scope import SourceScope
 from akm.settings import load_settings
 from akm.store import EvidenceStore, open_store
 from akm.store.base import now_utc
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 FIXTURE_DOCS = REPO / "tests" / "fixtures" / "answers" / "docs"
 
 
