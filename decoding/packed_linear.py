@@ -1,10 +1,12 @@
-"""Linear layers with weights prepacked once for oneDNN, so verifying k tokens costs little more than one.
+"""Linear layers with weights prepacked once for oneDNN (optional; the models load without them by default).
 
-A stock float32 `nn.Linear` on this kind of CPU runs a 2- or 3-row input as separate
-matrix-vector products (about 2x and 3x the cost of one row) and, from 4 rows on, a GEMM that
-repacks the whole weight on every call. A speculative step forwards k+1 rows, so that cost curve
-decides whether drafting pays. Packing each weight once into oneDNN's layout and calling
-`mkldnn_linear` keeps the cost of 2-8 rows close to one row; one row keeps the stock kernel. The arithmetic stays float32 (no
+A speculative step forwards k+1 rows, so the cost of a few-row linear layer decides whether drafting
+pays. Packing each weight once into oneDNN's layout and calling `mkldnn_linear` was meant to keep
+the cost of 2-31 rows close to one row; one row keeps the stock kernel. On SmolLM2-135M (float32, 1 or
+2 threads, interleaved runs) the packed layers were slower than the stock ones at every row count:
+each call converts its input into oneDNN's layout and the output back, which costs more than the
+576-wide products themselves (a 2-token forward measured 1.97x a one-token forward packed against
+1.12x stock; see docs/speculative-decoding.md, "Verify cost"). The arithmetic stays float32 (no
 quantisation, no lower precision); only the summation order inside the kernel differs from the
 stock path, as it already does between the stock path's one-row and many-row kernels.
 
