@@ -39,7 +39,7 @@ class Settings(BaseSettings):
     support_threshold: float = Field(default=0.8, ge=0.0, le=1.0)
     device: str = "cpu"
     dtype: str = "float32"
-    prepack_weights: bool = True
+    prepack_weights: bool = False
     torch_threads: int = Field(default=0, ge=0)
     max_new_tokens: int = Field(default=160, ge=0, le=4096)
     # OpenTelemetry spans per answer stage (akm.tracing): off, console (stderr) or otlp.

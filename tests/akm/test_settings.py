@@ -58,7 +58,7 @@ def test_every_setting_is_in_the_defaults_file_and_the_configuration_page() -> N
         assert f"| `{name}` | `AKM_{name.upper()}` |" in page, f"{name} is missing from docs/configuration.md"
 
 
-def test_prepacking_can_be_switched_off_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert Settings().prepack_weights is True
-    monkeypatch.setenv("AKM_PREPACK_WEIGHTS", "false")
+def test_prepacking_is_off_by_default_and_can_be_switched_on(monkeypatch: pytest.MonkeyPatch) -> None:
     assert Settings().prepack_weights is False
+    monkeypatch.setenv("AKM_PREPACK_WEIGHTS", "true")
+    assert Settings().prepack_weights is True
