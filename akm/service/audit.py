@@ -156,6 +156,7 @@ class AuditService:
                         evidence_id=link.evidence_id,
                         label=link.label,
                         note=link.note,
+                        support_score=link.support_score,
                         state=_row_state(row) if row else None,
                         revision=_row_revision(row) if row else None,
                         revisions=_events(self.store.verification_events(link.evidence_id)),

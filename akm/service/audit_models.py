@@ -59,6 +59,9 @@ class SupportRowOut(ReadModel):
     evidence_id: str
     label: str | None
     note: str | None
+    support_score: float | None = Field(
+        default=None, description="the verifier's support score (0-1) for this claim and row, when recorded"
+    )
     state: str | None
     revision: str | None
     revisions: list[VerificationEventOut] = Field(description="every verification state of the row")

@@ -74,6 +74,8 @@ class ClaimSupportRecord:
     evidence_id: str
     label: str | None
     note: str | None
+    # The verifier's support score for this claim and row, as recorded with its judgement.
+    support_score: float | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,11 @@ def _source_info(session: Session, source: Source) -> SourceInfo:
     )
 
 
+def _score(detail: Any) -> float | None:
+    value = detail.get("supportScore") if isinstance(detail, dict) else None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def _support_of(session: Session, *conditions: Any) -> list[ClaimSupportRecord]:
     return [
         ClaimSupportRecord(
@@ -109,6 +116,7 @@ def _support_of(session: Session, *conditions: Any) -> list[ClaimSupportRecord]:
             evidence_id=support.evidence_id,
             label=support.label,
             note=support.note,
+            support_score=_score(support.detail),
         )
         for support in session.scalars(select(ClaimSupport).where(*conditions).order_by(ClaimSupport.id))
     ]

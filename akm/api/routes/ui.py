@@ -215,6 +215,10 @@ def note_score(note: str | None) -> float | None:
     return float(match.group(1)) if match else None
 
 
+def _recorded_score(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def _cited_row(row: Mapping[str, Any], number: int, judgement: Mapping[str, Any] | None) -> CitedRow:
     source = row.get("source") or {}
     version = source.get("version") or {}
@@ -240,7 +244,10 @@ def _cited_row(row: Mapping[str, Any], number: int, judgement: Mapping[str, Any]
         state=str(verification.get("state", "")),
         label=(judgement or {}).get("label"),
         note=note,
-        score=note_score(note),
+        # The score recorded with the judgement; older records state it only in the note.
+        score=recorded
+        if (recorded := _recorded_score((judgement or {}).get("score"))) is not None
+        else note_score(note),
         before=_text_lines(content.get("before")),
         lines=_highlighted_lines(str(content.get("excerpt") or ""), locator),
         after=_text_lines(content.get("after")),
@@ -263,7 +270,11 @@ def packet_claims(packet: Mapping[str, Any], judgements: Mapping[str, Sequence[A
             if row is None:
                 continue
             record = support.get(str(evidence_id))
-            judgement = {"label": record.label, "note": record.note} if record is not None else None
+            judgement = (
+                {"label": record.label, "note": record.note, "score": record.support_score}
+                if record is not None
+                else None
+            )
             cited.append(_cited_row(row, numbers[str(evidence_id)], judgement))
         stored_score = claim.get("supportScore")
         row_scores = [row.score for row in cited if row.score is not None]

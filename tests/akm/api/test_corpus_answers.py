@@ -95,3 +95,15 @@ def test_an_answer_over_a_corpus_has_claim_supported_rows(client: TestClient) ->
     assert supported[0]["verification"]["directRead"]["readMethod"] == "source-api-read"
     assert all(row["verification"]["state"] != "rejected" for row in rows)
     assert "tidally locked" in body["answer"]
+
+
+def test_the_claim_audit_carries_the_support_score_recorded_with_the_judgement(client: TestClient) -> None:
+    body = client.post("/v1/answers", json={"question": "Is the Moon tidally locked to the Earth?"}).json()
+    supported = [claim for claim in body["claims"] if claim["status"] == "supported"]
+    assert supported
+    claim = supported[0]
+    audit = client.get(f"/v1/claims/{claim['claimId']}").json()
+    [occurrence] = [item for item in audit["occurrences"] if item["packetId"] == body["packet"]["packetId"]]
+    scores = [row["supportScore"] for row in occurrence["support"]]
+    assert scores and all(isinstance(score, float) for score in scores)
+    assert max(scores) == claim["supportScore"]

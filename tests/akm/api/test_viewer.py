@@ -179,6 +179,8 @@ def test_packet_page_lines_are_numbered_from_the_locator_and_scores_come_from_th
         evidence_id = row["evidenceId"]
         label = "supported"
         note = "the claim quotes the passage; ... agree (support score 0.87)"
+        # An older record: the score only in the note.
+        support_score: float | None = None
 
     [view] = [
         c for c in packet_claims(packet, {claim["claimId"]: [Judgement()]}) if c.claim_id == claim["claimId"]
@@ -190,6 +192,13 @@ def test_packet_page_lines_are_numbered_from_the_locator_and_scores_come_from_th
     assert cited.score == 0.87 and view.score == 0.87
     assert note_score("support score 0.40 is below the threshold 0.55") == 0.40
     assert note_score("no score here") is None
+    # The score recorded with the judgement wins over the note's, even when it is 0.
+    recorded = Judgement()
+    recorded.support_score = 0.0
+    [scored] = [
+        c for c in packet_claims(packet, {claim["claimId"]: [recorded]}) if c.claim_id == claim["claimId"]
+    ]
+    assert [r.score for r in scored.rows if r.evidence_id == row["evidenceId"]] == [0.0]
     # A score the packet records for the claim itself wins over the notes.
     claim["supportScore"] = 0.5
     [again] = [c for c in packet_claims(packet, {}) if c.claim_id == claim["claimId"]]
