@@ -302,6 +302,10 @@ def decode_stats(
     return decode
 
 
+# How long a readiness probe of the remote server is reused.
+PROBE_INTERVAL_S = 2.0
+
+
 class RemoteAnswerGenerator:
     """An :class:`akm.answer.prompt.AnswerGenerator` drafting on an OpenAI-compatible server.
 
@@ -339,6 +343,9 @@ class RemoteAnswerGenerator:
         )
         self._slots = threading.BoundedSemaphore(config.max_concurrency)
         self._sleep = sleep
+        self._probe_lock = threading.Lock()
+        self._probed_at = float("-inf")
+        self._probe_result: str | None = None
         path = "completions" if config.endpoint == "completions" else "chat/completions"
         self.url = f"{config.base_url}/{path}"
 
@@ -348,6 +355,29 @@ class RemoteAnswerGenerator:
 
     def close(self) -> None:
         self._client.close()
+
+    def probe(self) -> str | None:
+        """Why the server cannot be reached now (None when it answers HTTP below 500).
+
+        ``GET {base}/models``, bounded by the connect timeout; any answer below 500, a 404 of a
+        server without that route included, counts as reachable. Checked at most every
+        ``PROBE_INTERVAL_S`` seconds (readiness checks arrive often).
+        """
+        now = time.monotonic()
+        with self._probe_lock:
+            if now - self._probed_at < PROBE_INTERVAL_S:
+                return self._probe_result
+            try:
+                response = self._client.get(
+                    f"{self.config.base_url}/models",
+                    headers={"Accept": "application/json"},
+                    timeout=self.config.connect_timeout_s,
+                )
+                result = None if response.status_code < 500 else f"HTTP {response.status_code}"
+            except httpx.HTTPError as error:
+                result = f"{type(error).__name__}: {error}"
+            self._probed_at, self._probe_result = time.monotonic(), result
+            return result
 
     def _error(self, reason: str) -> ModelUnavailableError:
         return ModelUnavailableError(

@@ -16,6 +16,7 @@ from typing import Any
 
 from akm.answer import AnswerOptions, AnswerResult, answer_stream, run_to_end
 from akm.answer.prompt import AnswerGenerator, EvidencePrompt, relay
+from akm.answer.remote import RemoteAnswerGenerator
 from akm.answer.results import GeneratedAnswer
 from akm.manifest import Manifest
 from akm.retrieval.orchestrate import UnknownLaneError
@@ -124,6 +125,13 @@ class PipelineAnswerService:
 
     def readiness(self) -> ModelReadiness:
         if self._runtime is not None:
+            generator = self._runtime.generator
+            if isinstance(generator, RemoteAnswerGenerator):
+                unreachable = generator.probe()
+                if unreachable is not None:
+                    return ModelReadiness(
+                        False, f"remote generator {generator.name} unreachable: {unreachable}"
+                    )
             return ModelReadiness(True, "loaded")
         return ModelReadiness(False, f"failed: {self._failure}" if self._failure else "not-loaded")
 

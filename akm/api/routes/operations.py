@@ -27,7 +27,8 @@ async def readyz(services: ServicesDep) -> ReadyOut:
         store = "ok"
     except StoreUnavailableError:
         store = "unreachable"
-    readiness = services.answers.readiness()
+    # A remote generator is probed over the network: off the event loop.
+    readiness = await anyio.to_thread.run_sync(services.answers.readiness)
     models = "loaded" if readiness.loaded else readiness.detail
     if store != "ok" or not readiness.loaded:
         raise ApiProblem(NOT_READY, f"store: {store}; models: {models}", store=store, models=models)

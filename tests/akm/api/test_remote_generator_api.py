@@ -188,3 +188,20 @@ def test_remote_answers_are_not_serialised_like_the_local_decoder(
         # One after the other, the second request would come at least 2 s after the first.
         assert abs(server.request_times[1] - server.request_times[0]) < 1.0
         assert packets(url) == 2
+
+
+def test_readiness_follows_the_remote_generator(tmp_path: Path) -> None:
+    server = FakeOpenAI()
+    with serving(server.app) as base, _api(base, tmp_path, ApiLimits()) as (client, _):
+        server.script(text_reply(*ANSWER))
+        assert client.post("/v1/answers", json={"question": QUESTION}).status_code == 200
+        ready = client.get("/readyz")
+        assert ready.status_code == 200, ready.text
+        assert ready.json()["models"] == "loaded"
+    # The generator server is gone; the API process is not.
+    with _api(base, tmp_path / "again", ApiLimits()) as (client, _):
+        client.app.state.services.answers.load()  # type: ignore[attr-defined]
+        down = client.get("/readyz")
+        assert down.status_code == 503
+        assert "remote generator fake-model at" in down.json()["models"]
+        assert "unreachable" in down.json()["models"]
