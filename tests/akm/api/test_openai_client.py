@@ -6,8 +6,6 @@ parameters as the client's BadRequestError, and a client that leaves a stream ea
 from __future__ import annotations
 
 import os
-import shutil
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,56 +14,21 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from uvicorn_process import HERE, akm_serve_command, running_server, spare_port
+from uvicorn_process import (
+    HERE,
+    akm_serve_command,
+    fake_server_command,
+    fixture_project,
+    running_server,
+    spare_port,
+)
 
-from akm.config import DEFAULT_MANIFEST_FILE
-from akm.embedding import load_embedder
-from akm.ingest import ingest
-from akm.manifest import load_manifest
 from akm.store import open_store
 
 pytestmark = pytest.mark.server
 
 FIXTURE_DOCS = HERE.parents[1] / "fixtures" / "answers" / "docs"
 QUESTION = "When was the Kestrel Harbour Bridge opened to traffic?"
-
-
-def _project(tmp_path: Path) -> dict[str, str]:
-    """The fixture articles ingested into a SQLite store; the server's environment."""
-    root = tmp_path / "project"
-    shutil.copytree(FIXTURE_DOCS, root / "docs")
-    (root / "config").mkdir()
-    manifest = root / "config" / "manifest.yaml"
-    shutil.copy(DEFAULT_MANIFEST_FILE, manifest)
-    url = f"sqlite:///{tmp_path / 'store.sqlite3'}"
-    store = open_store(url)
-    ingest(store, load_manifest(manifest), embedder=load_embedder("hashing"))
-    store.close()
-    return {
-        "AKM_DATABASE_URL": url,
-        "AKM_DATA_DIR": str(tmp_path),
-        "AKM_MANIFEST_PATH": str(manifest),
-        "AKM_EMBEDDING_MODEL": "hashing",
-    }
-
-
-def _factory_command(port: int) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "--factory",
-        "openai_server_app:create",
-        "--app-dir",
-        str(HERE),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--no-access-log",
-        "--log-level",
-        "warning",
-    ]
 
 
 def packet_count(url: str) -> int:
@@ -78,10 +41,10 @@ def packet_count(url: str) -> int:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
-    env = _project(tmp_path_factory.mktemp("openai"))
+    env = fixture_project(tmp_path_factory.mktemp("openai"))
     env["AKM_TEST_WORD_DELAY_S"] = "0.05"
     port = spare_port()
-    with running_server(_factory_command(port), port, env) as base:
+    with running_server(fake_server_command(port, "openai_server_app:create"), port, env) as base:
         yield base, env
 
 
@@ -243,7 +206,7 @@ def test_leaving_a_stream_stores_nothing(client: openai.OpenAI, server: tuple[st
 def test_akm_serve_streams_a_real_model_answer(tmp_path: Path) -> None:
     """``akm serve`` with the real SmolLM2 target (converted once into AKM_TEST_MODEL_CACHE when
     set): a streamed answer and its evidence through the client."""
-    env = _project(tmp_path)
+    env = fixture_project(tmp_path)
     cache = os.environ.get("AKM_TEST_MODEL_CACHE")
     if cache:
         Path(cache).mkdir(parents=True, exist_ok=True)

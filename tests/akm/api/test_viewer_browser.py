@@ -19,18 +19,11 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from uvicorn_process import HERE, running_server, spare_port
-
-from akm.config import DEFAULT_MANIFEST_FILE
-from akm.embedding import load_embedder
-from akm.ingest import ingest
-from akm.manifest import load_manifest
-from akm.store import open_store
+from uvicorn_process import HERE, fake_server_command, fixture_project, running_server, spare_port
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 
@@ -62,53 +55,13 @@ HOSTILE_DOC = (
 )
 
 
-def _project(tmp_path: Path) -> dict[str, str]:
-    """The fixture articles ingested into a SQLite store; the server's environment."""
-    root = tmp_path / "project"
-    shutil.copytree(FIXTURE_DOCS, root / "docs")
-    (root / "docs" / "hostile.md").write_text(HOSTILE_DOC)
-    (root / "config").mkdir()
-    manifest = root / "config" / "manifest.yaml"
-    shutil.copy(DEFAULT_MANIFEST_FILE, manifest)
-    url = f"sqlite:///{tmp_path / 'store.sqlite3'}"
-    store = open_store(url)
-    ingest(store, load_manifest(manifest), embedder=load_embedder("hashing"))
-    store.close()
-    return {
-        "AKM_DATABASE_URL": url,
-        "AKM_DATA_DIR": str(tmp_path),
-        "AKM_MANIFEST_PATH": str(manifest),
-        "AKM_EMBEDDING_MODEL": "hashing",
-    }
-
-
-def _factory_command(port: int) -> list[str]:
-    """uvicorn with the production app and pipeline, and the word-by-word generator."""
-    return [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "--factory",
-        "openai_server_app:create",
-        "--app-dir",
-        str(HERE),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--no-access-log",
-        "--log-level",
-        "warning",
-    ]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    env = _project(tmp_path_factory.mktemp("viewer"))
+    env = fixture_project(tmp_path_factory.mktemp("viewer"), {"hostile.md": HOSTILE_DOC})
     # About three seconds of draft: long enough to see it before the claims replace it.
     env["AKM_TEST_WORD_DELAY_S"] = "0.15"
     port = spare_port()
-    with running_server(_factory_command(port), port, env) as base:
+    with running_server(fake_server_command(port, "openai_server_app:create"), port, env) as base:
         yield base
 
 

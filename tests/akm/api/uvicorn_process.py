@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -62,14 +63,15 @@ def running_server(
         log.close()
 
 
-def fake_server_command(port: int) -> list[str]:
-    """uvicorn with the test factory (fake generator, real app and store)."""
+def fake_server_command(port: int, factory: str = "server_app:create") -> list[str]:
+    """uvicorn with a test app factory of this folder: ``server_app`` (fake generator, real app and
+    store) or ``openai_server_app`` (the production pipeline with a word-by-word generator)."""
     return [
         sys.executable,
         "-m",
         "uvicorn",
         "--factory",
-        "server_app:create",
+        factory,
         "--app-dir",
         str(HERE),
         "--host",
@@ -94,3 +96,31 @@ def akm_serve_command(port: int, *extra: str) -> list[str]:
         str(port),
         *extra,
     ]
+
+
+def fixture_project(tmp_path: Path, extra_docs: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The fixture articles (plus ``extra_docs``: name → text) ingested with the hashing embedder
+    into a SQLite store under ``tmp_path``; the environment of a server over them."""
+    from akm.config import DEFAULT_MANIFEST_FILE
+    from akm.embedding import load_embedder
+    from akm.ingest import ingest
+    from akm.manifest import load_manifest
+    from akm.store import open_store
+
+    root = tmp_path / "project"
+    shutil.copytree(REPO / "tests" / "fixtures" / "answers" / "docs", root / "docs")
+    for name, text in (extra_docs or {}).items():
+        (root / "docs" / name).write_text(text, encoding="utf-8")
+    (root / "config").mkdir()
+    manifest = root / "config" / "manifest.yaml"
+    shutil.copy(DEFAULT_MANIFEST_FILE, manifest)
+    url = f"sqlite:///{tmp_path / 'store.sqlite3'}"
+    store = open_store(url)
+    ingest(store, load_manifest(manifest), embedder=load_embedder("hashing"))
+    store.close()
+    return {
+        "AKM_DATABASE_URL": url,
+        "AKM_DATA_DIR": str(tmp_path),
+        "AKM_MANIFEST_PATH": str(manifest),
+        "AKM_EMBEDDING_MODEL": "hashing",
+    }
