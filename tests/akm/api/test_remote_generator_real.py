@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import time
@@ -24,17 +23,12 @@ from typing import Any
 
 import httpx
 import pytest
-from uvicorn_process import HERE, REPO, akm_serve_command, spare_port
+from uvicorn_process import REPO, akm_serve_command, fixture_project, spare_port
 
-from akm.config import DEFAULT_MANIFEST_FILE
-from akm.embedding import load_embedder
-from akm.ingest import ingest
-from akm.manifest import load_manifest
 from akm.store import open_store
 
 pytestmark = [pytest.mark.real_model, pytest.mark.server, pytest.mark.slow]
 
-FIXTURE_DOCS = HERE.parents[1] / "fixtures" / "answers" / "docs"
 QUESTION = "When was the Kestrel Harbour Bridge opened to traffic?"
 STARTED = time.monotonic()
 
@@ -116,15 +110,8 @@ def test_an_api_process_answers_through_a_generator_process_that_is_killed_and_r
     tmp_path: Path,
 ) -> None:
     # The API's project: the fixture articles ingested with the hashing embedder.
-    root = tmp_path / "project"
-    shutil.copytree(FIXTURE_DOCS, root / "docs")
-    (root / "config").mkdir()
-    manifest = root / "config" / "manifest.yaml"
-    shutil.copy(DEFAULT_MANIFEST_FILE, manifest)
-    url = f"sqlite:///{tmp_path / 'store.sqlite3'}"
-    store = open_store(url)
-    ingest(store, load_manifest(manifest), embedder=load_embedder("hashing"))
-    store.close()
+    project_env = fixture_project(tmp_path)
+    url = project_env["AKM_DATABASE_URL"]
 
     # The generator's data directory holds only the model cache.
     generator_dir = tmp_path / "generator"
@@ -138,10 +125,7 @@ def test_an_api_process_answers_through_a_generator_process_that_is_killed_and_r
     generator_command = akm_serve_command(generator_port, "--generator-only")
     generator_base = f"http://127.0.0.1:{generator_port}"
     api_env = {
-        "AKM_DATA_DIR": str(tmp_path),
-        "AKM_DATABASE_URL": url,
-        "AKM_MANIFEST_PATH": str(manifest),
-        "AKM_EMBEDDING_MODEL": "hashing",
+        **project_env,
         "AKM_TARGET_MODEL": f"openai+{generator_base}/v1#smollm2",
         "AKM_GENERATOR_READ_TIMEOUT_S": "60",
         "AKM_GENERATOR_RETRIES": "2",

@@ -5,7 +5,6 @@ refused with its problem and leaves nothing behind; a finished job's report outl
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,13 +14,12 @@ from typing import Any
 import httpx
 import psutil
 import pytest
-from uvicorn_process import running_server, spare_port
+from uvicorn_process import fake_server_command, running_server, spare_port
 
 from akm.config import DEFAULT_MANIFEST_FILE
 
 pytestmark = pytest.mark.server
 
-HERE = Path(__file__).resolve().parent
 PROBLEM = "application/problem+json"
 LIMIT = 1_000_000
 DOCUMENT = (
@@ -66,22 +64,7 @@ def project(tmp_path: Path) -> Project:
 
 
 def server_command(port: int) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "--factory",
-        "ingest_server_app:create",
-        "--app-dir",
-        str(HERE),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--no-access-log",
-        "--log-level",
-        "warning",
-    ]
+    return fake_server_command(port, "ingest_server_app:create")
 
 
 @pytest.fixture
