@@ -64,6 +64,27 @@ class Drafter(Protocol):
         """Told after each verify step how many of the proposed tokens were accepted."""
 
 
+def wants_features(drafter: object) -> bool:
+    """Whether a drafter reads the target's features (a trained draft head, or a composite holding one).
+
+    Such a drafter has `observe_features(start, features)`, called with the target's last hidden
+    states of every committed position, in order.
+    """
+    return bool(getattr(drafter, "wants_features", False))
+
+
+def feed_features(drafter: object, start: int, features: torch.Tensor) -> None:
+    """Hand a feature drafter the target's features of positions start, start+1, ..."""
+    observe = getattr(drafter, "observe_features", None)
+    if observe is not None:
+        observe(start, features)
+
+
+def pays_per_token(drafter: object) -> bool:
+    """Whether a drafter runs a model per proposed token, so asking it for more drafts costs time."""
+    return bool(getattr(drafter, "pays_per_token", False))
+
+
 def as_token_list(context_ids: Sequence[int] | torch.Tensor) -> list[int]:
     if isinstance(context_ids, torch.Tensor):
         return [int(token) for token in context_ids.reshape(-1).tolist()]
@@ -115,6 +136,7 @@ class ModelDrafter:
     """A smaller causal LM with the target's tokenizer; keeps its own KV cache across steps."""
 
     name = "model"
+    pays_per_token = True
 
     def __init__(
         self,
@@ -123,7 +145,10 @@ class ModelDrafter:
         target_vocab_size: int,
         tokenizer: PreTrainedTokenizerBase | None = None,
         target_tokenizer: PreTrainedTokenizerBase | None = None,
+        name: str | None = None,
     ) -> None:
+        if name is not None:
+            self.name = name
         draft_vocab_size = int(model.config.vocab_size)
         if tokenizer is not None and target_tokenizer is not None:
             check_vocabulary(target_tokenizer, tokenizer, target_vocab_size, draft_vocab_size)
@@ -360,6 +385,15 @@ class CompositeDrafter:
         self._proposals: list[DraftProposal | None] = []
         self._step = 0
 
+    @property
+    def wants_features(self) -> bool:
+        return any(wants_features(drafter) for drafter in self.drafters)
+
+    def observe_features(self, start: int, features: torch.Tensor) -> None:
+        for drafter in self.drafters:
+            if wants_features(drafter):
+                feed_features(drafter, start, features)
+
     def reset(self) -> None:
         for drafter in self.drafters:
             drafter.reset()
@@ -386,7 +420,7 @@ class CompositeDrafter:
         """How many tokens to ask a member for: all k, unless it pays per token (a draft model) and
         drafting that many is expected to cost more than it saves; a probe step asks for at least one."""
         ledger = self.ledgers[member]
-        if not isinstance(self.drafters[member], ModelDrafter) or ledger.steps == 0:
+        if not pays_per_token(self.drafters[member]) or ledger.steps == 0:
             return k
         acceptance = self.tracker.estimates(self.keys[member], 0, min(k, cost.max_draft))
         request = best_draft_length(acceptance, cost, ledger.seconds_per_token)

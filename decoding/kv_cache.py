@@ -46,16 +46,35 @@ class CachedModel:
 
         Computing the LM head only for the rows that will be read saves most of a prefill's head cost.
         """
+        return self._forward(tokens, logits_to_keep, features=False)[0]
+
+    @torch.inference_mode()
+    def forward_features(
+        self, tokens: list[int], logits_to_keep: int = 0
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Like `forward`, plus the model's features of every new token: its last hidden state after
+        the final norm (rows = positions), the vector its LM head reads."""
+        logits, features = self._forward(tokens, logits_to_keep, features=True)
+        assert features is not None
+        return logits, features
+
+    def _forward(
+        self, tokens: list[int], logits_to_keep: int, *, features: bool
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         if not tokens:
             raise ValueError("forward needs at least one token")
         input_ids = torch.tensor([tokens], dtype=torch.long, device=self.device)
         with grouped_query_attention():
             output = self.model(
-                input_ids=input_ids, cache=self.cache, use_cache=True, logits_to_keep=logits_to_keep
+                input_ids=input_ids,
+                cache=self.cache,
+                use_cache=True,
+                logits_to_keep=logits_to_keep,
+                output_hidden_states=features,
             )
         self.tokens.extend(tokens)
         logits: torch.Tensor = output.logits[0]
-        return logits
+        return logits, (output.hidden_states[-1][0] if features else None)
 
     def common_prefix(self, context: list[int]) -> int:
         """How many leading tokens of `context` the cache already holds."""

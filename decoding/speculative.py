@@ -31,13 +31,24 @@ from decoding.draft_length import (
     best_draft_length,
     load_or_measure_verify_cost,
 )
-from decoding.drafters import CompositeDrafter, Drafter, DraftProposal, ModelDrafter, NoDrafter, as_token_list
+from decoding.drafters import (
+    CompositeDrafter,
+    Drafter,
+    DraftProposal,
+    NoDrafter,
+    as_token_list,
+    feed_features,
+    pays_per_token,
+    wants_features,
+)
 from decoding.kv_cache import CachedModel
 from decoding.models import context_window
 from decoding.stats import DecodeStats, peak_rss_bytes
 from decoding.stopping import FinishReason, RepetitionRule, Transcript
 
 _DRAFT_TIME_SMOOTHING = 0.2
+# A model drafter found not to pay is still asked for one draft every this many steps.
+_PROBE_EVERY = 16
 
 
 class PromptError(ValueError):
@@ -152,6 +163,7 @@ class SpeculativeDecoder:
         # Seconds a drafter spends per proposed token, by source; a model drafter's forwards are a
         # real cost that the choice of k must weigh, a lookup's microseconds are not.
         self.draft_seconds_per_token: dict[str, float] = {}
+        self._skipped_drafts = 0
         self.eos_token_ids = (
             self.config.eos_token_ids if self.config.eos_token_ids is not None else _eos_ids(tokenizer, model)
         )
@@ -251,7 +263,13 @@ class SpeculativeDecoder:
         drafter.reset()
         self.target.reset()
         if transcript.max_new_tokens > 0:
-            logits = self.target.forward(prompt, logits_to_keep=1)[-1].cpu()
+            if wants_features(drafter):
+                # A feature drafter (a trained draft head) reads the target's own hidden states.
+                prefill, features = self.target.forward_features(prompt, logits_to_keep=1)
+                feed_features(drafter, 0, features)
+                logits = prefill[-1].cpu()
+            else:
+                logits = self.target.forward(prompt, logits_to_keep=1)[-1].cpu()
             stats.target_calls += 1
             first = choose_token(logits, sampling, generator)
             stats.prefill_s = stats.ttft_s = time.perf_counter() - run.started
@@ -291,11 +309,15 @@ class SpeculativeDecoder:
         limit = min(budget, fixed if fixed is not None else self.config.max_draft)
         if limit <= 0:
             return DraftProposal(tokens=[])
-        if fixed is None and isinstance(drafter, ModelDrafter):
+        if fixed is None and pays_per_token(drafter):
             # A model drafter pays per token before anything is verified: ask only for what pays.
             acceptance = self.tracker.estimates(drafter.name, 0, limit)
             per_token = self.draft_seconds_per_token.get(drafter.name, 0.0)
             limit = best_draft_length(acceptance, self.cost_curve, per_token)
+            self._skipped_drafts = self._skipped_drafts + 1 if limit <= 0 else 0
+            if limit <= 0 and self._skipped_drafts % _PROBE_EVERY == 0:
+                # A probe: one draft now and then, so estimates spoilt by other text can recover.
+                return drafter.propose(context, 1, sampling, generator).truncated(1)
             if limit <= 0:
                 return DraftProposal(tokens=[])
         started = time.perf_counter()
@@ -346,10 +368,18 @@ class SpeculativeDecoder:
         stats.draft_s += drafted - started
 
         k = len(proposal.tokens)
-        logits = self.target.forward([pending, *proposal.tokens]).cpu()
+        features = None
+        if wants_features(drafter):
+            logits, features = self.target.forward_features([pending, *proposal.tokens])
+        else:
+            logits = self.target.forward([pending, *proposal.tokens])
+        logits = logits.cpu()
         stats.target_calls += 1
         acceptance = self._verify(proposal, logits, sampling, generator)
         self.target.crop(cached + 1 + acceptance.accepted)
+        if features is not None:
+            # Features of the pending token and the accepted drafts: all committed positions now.
+            feed_features(drafter, cached, features[: acceptance.accepted + 1])
         stats.verify_s += time.perf_counter() - drafted
 
         stats.record_step(k, acceptance.accepted, proposal.source)
