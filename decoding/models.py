@@ -186,6 +186,15 @@ def load_smollm2(
     return load_causal_lm(cached, device=device, dtype=dtype, prepack=prepack)
 
 
+def is_bundled_target(name_or_path: str) -> bool:
+    return name_or_path in ("", "smollm2", "SmolLM2-135M-Instruct")
+
+
+def target_name(name_or_path: str) -> str:
+    """The name `load_target(name_or_path)` gives its model (`LoadedModel.name`), without loading it."""
+    return SMOLLM2_CACHE_NAME if is_bundled_target(name_or_path) else Path(name_or_path).name
+
+
 def load_target(
     name_or_path: str,
     cache_root: str | Path,
@@ -195,7 +204,7 @@ def load_target(
     prepack: bool = False,
 ) -> LoadedModel:
     """`smollm2` (the bundled default) or a local directory / GGUF file path."""
-    if name_or_path in ("", "smollm2", "SmolLM2-135M-Instruct"):
+    if is_bundled_target(name_or_path):
         return load_smollm2(cache_root, device=device, dtype=dtype, prepack=prepack)
     return load_causal_lm(name_or_path, device=device, dtype=dtype, prepack=prepack)
 
