@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from akm.embedding import Embedder, EmbeddingModelError, load_embedder
@@ -25,6 +26,7 @@ from akm.verify import ClaimVerifier, LexicalClaimVerifier, NLIModelError, NLIVe
 
 if TYPE_CHECKING:
     from akm.answer import AnswerGenerator, SpeculativeAnswerGenerator
+    from decoding.draft_head import DraftHead
     from decoding.drafters import ModelDrafter
     from decoding.models import LoadedModel
 
@@ -167,6 +169,7 @@ class Runtime:
             loaded.tokenizer,
             cost_cache_dir=settings.model_cache_dir,
             model_drafter=self._load_model_drafter(loaded) if settings.draft_model else None,
+            draft_head=self._load_draft_head(loaded),
         )
         freeze_loaded_objects()
         return generator
@@ -191,6 +194,30 @@ class Runtime:
             )
         except (ModelLoadError, VocabularyMismatchError) as error:
             raise ModelUnavailableError.could_not_load("draft", settings.draft_model, str(error)) from error
+
+    def _load_draft_head(self, target: LoadedModel) -> DraftHead | None:
+        """The trained head named by settings.draft_head: none when "off", or "auto" with no head trained."""
+        from decoding.draft_head import (
+            DraftHeadFileError,
+            DraftHeadMismatchError,
+            default_head_path,
+            load_draft_head,
+        )
+
+        choice = self.settings.draft_head.strip()
+        if choice.lower() in ("off", "none", ""):
+            return None
+        path = (
+            default_head_path(self.settings.model_cache_dir, target.name)
+            if choice == "auto"
+            else Path(choice)
+        )
+        if choice == "auto" and not path.is_file():
+            return None
+        try:
+            return load_draft_head(path, target.model)
+        except (DraftHeadFileError, DraftHeadMismatchError) as error:
+            raise ModelUnavailableError.could_not_load("draft head", str(path), str(error)) from error
 
     def close(self) -> None:
         close = getattr(self._generator, "close", None)

@@ -34,6 +34,7 @@ class Settings(BaseSettings):
     manifest_path: Path = Field(default=DEFAULT_MANIFEST_FILE)
     target_model: str = "smollm2"
     draft_model: str = ""
+    draft_head: str = "auto"
     embedding_model: str = "minilm"
     nli_model: str = ""
     support_threshold: float = Field(default=0.8, ge=0.0, le=1.0)

@@ -16,6 +16,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from akm.answer.prompt import EvidencePrompt
 from akm.answer.results import GeneratedAnswer
+from decoding.draft_head import DraftHead, DraftHeadDrafter
 from decoding.drafters import CompositeDrafter, Drafter, EvidenceDrafter, ModelDrafter, PromptLookupDrafter
 from decoding.speculative import DecodeConfig, SpeculativeDecoder
 
@@ -31,6 +32,7 @@ class SpeculativeAnswerGenerator:
         cost_cache_dir: Path | None = None,
         max_draft: int = 8,
         model_drafter: ModelDrafter | None = None,
+        draft_head: DraftHead | None = None,
     ) -> None:
         from decoding.models import chat_prompt_ids
 
@@ -39,6 +41,8 @@ class SpeculativeAnswerGenerator:
         # Optional (settings.draft_model): asked beside the lookups every step; the composite keeps
         # whichever proposal is expected to have the most tokens accepted.
         self.model_drafter = model_drafter
+        # Optional (settings.draft_head): a head trained for this target, drafting from its features.
+        self.draft_head = draft_head
         self.decoder = SpeculativeDecoder(
             model,
             tokenizer,
@@ -117,6 +121,8 @@ class SpeculativeAnswerGenerator:
             drafters.insert(0, EvidenceDrafter(passage_ids))
         if self.model_drafter is not None:
             drafters.append(self.model_drafter)
+        if self.draft_head is not None:
+            drafters.append(DraftHeadDrafter(self.draft_head))
         # A drafter per call: the excerpts belong to this request only.
         stream = self.decoder.stream(
             prompt_ids,

@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "akm.cli.audit",
     "akm.cli.serve",
     "akm.cli.keys",
+    "akm.cli.train_head",
     "akm.cli.bench",
 )
 

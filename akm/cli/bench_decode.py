@@ -62,6 +62,21 @@ def register(bench_subparsers: argparse._SubParsersAction[argparse.ArgumentParse
     )
     parser.add_argument("--max-draft", type=int, default=16, metavar="K", help="longest draft verified (16)")
     parser.add_argument(
+        "--draft-head",
+        metavar="FILE",
+        help=(
+            "trained draft head for draft-head, speculative and speculative-no-head (default: settings.draft_head; "
+            "'auto' is the head `akm train-draft-head` wrote for the target); without one, those methods are left out"
+        ),
+    )
+    parser.add_argument(
+        "--self-draft-layers",
+        type=int,
+        default=8,
+        metavar="N",
+        help="self-speculative: draft with the target's first N layers and its LM head (8)",
+    )
+    parser.add_argument(
         "--json", type=Path, dest="json_out", required=True, metavar="OUT", help="report file"
     )
     parser.add_argument("--markdown", type=Path, dest="markdown_out", metavar="OUT", help="Markdown tables")
@@ -88,6 +103,7 @@ def run_bench_decode(args: argparse.Namespace, settings: Settings) -> int:
         write_plot,
     )
     from decoding.bench.errors import BenchmarkInputError, require_bench_extra
+    from decoding.draft_head import DraftHeadFileError, DraftHeadMismatchError, load_draft_head
     from decoding.models import ModelLoadError, load_target
 
     if args.per_category is not None and args.per_category < 1:
@@ -96,10 +112,18 @@ def run_bench_decode(args: argparse.Namespace, settings: Settings) -> int:
         return _fail("--max-new-tokens must be at least 1")
     if args.max_draft < 1:
         return _fail("--max-draft must be at least 1")
+    if args.self_draft_layers < 1:
+        return _fail("--self-draft-layers must be at least 1")
+    head_choice = args.draft_head if args.draft_head is not None else settings.draft_head
     try:
         if args.plot_out is not None:
             require_bench_extra("matplotlib", "--plot")
-        methods = check_methods(args.methods or default_methods(args.prompt_format), args.prompt_format)
+        head_file = _head_file(head_choice, settings)
+        methods = check_methods(
+            args.methods or default_methods(args.prompt_format, head_file is not None),
+            args.prompt_format,
+            head_file is not None,
+        )
         if args.prompt_format == "answers":
             prompts = _answer_prompts(args.prompts, args.per_category, settings)
         else:
@@ -126,7 +150,8 @@ def run_bench_decode(args: argparse.Namespace, settings: Settings) -> int:
                 dtype=settings.dtype,
                 prepack=False,
             ).model
-    except ModelLoadError as error:
+        head = load_draft_head(head_file, loaded.model) if head_file is not None else None
+    except (ModelLoadError, DraftHeadFileError, DraftHeadMismatchError) as error:
         return _fail(str(error))
     freeze_loaded_objects()
     print(
@@ -148,6 +173,9 @@ def run_bench_decode(args: argparse.Namespace, settings: Settings) -> int:
             cost_cache_dir=settings.model_cache_dir,
             on_partial_report=lambda partial: write_json(partial, args.json_out),
             reference_model=reference,
+            draft_head=head,
+            draft_head_file=head_file,
+            self_draft_layers=args.self_draft_layers,
         )
     except (BenchmarkInputError, ValueError) as error:
         return _fail(str(error))
@@ -160,6 +188,34 @@ def run_bench_decode(args: argparse.Namespace, settings: Settings) -> int:
         write_plot(report, args.plot_out)
     print(markdown)
     return EXIT_OK
+
+
+def _head_file(choice: str, settings: Settings) -> Path | None:
+    """The draft head file to use: None for "off", or "auto" when no head was trained for the target.
+
+    "auto" looks for the head of the bundled target's cache name, or of a local model directory's name.
+    """
+    from decoding.bench.errors import BenchmarkInputError
+    from decoding.draft_head import default_head_path
+    from decoding.models import target_name
+
+    choice = choice.strip()
+    if choice.lower() in ("", "off", "none"):
+        return None
+    if choice != "auto":
+        path = Path(choice)
+        if not path.is_file():
+            raise BenchmarkInputError(f"no draft head file at {path}")
+        return path
+    name = target_name(settings.target_model)
+    path = default_head_path(settings.model_cache_dir, name)
+    if not path.is_file():
+        print(
+            f"akm bench decode: no draft head trained for {name} ({path}); the draft-head methods are left out",
+            file=sys.stderr,
+        )
+        return None
+    return path
 
 
 def _answer_prompts(path: Path, limit: int | None, settings: Settings) -> list[Any]:

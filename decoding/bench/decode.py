@@ -7,7 +7,11 @@ methods alike instead of whichever method happened to run during a busy minute.
 Methods:
 - `plain`: own decode loop with no drafter (the baseline every speedup is relative to).
 - `prompt-lookup`, `evidence`: own speculative decoding with one drafter and adaptive draft length.
-- `speculative`: own default composite (evidence passages, then prompt lookup), adaptive length.
+- `draft-head`: own speculative decoding with a trained draft head (`decoding.draft_head`) alone.
+- `self-speculative`: the target's first layers + its LM head as the draft model (no training).
+- `speculative`: own default composite (evidence passages, prompt lookup, and the draft head when
+  one is given), adaptive length: what answers use.
+- `speculative-no-head`: the same composite without the draft head, to show what the head adds.
 - `hf-plain`: `model.generate` greedy with its KV cache.
 - `hf-pld`: `model.generate(prompt_lookup_num_tokens=10)`.
 
@@ -35,20 +39,32 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.generation.streamers import BaseStreamer
 
 from decoding.bench.errors import BenchmarkInputError, import_bench_extra
-from decoding.bench.spec import FORMATS, GROUNDED_FORMATS, METHODS
+from decoding.bench.spec import FORMATS, GROUNDED_FORMATS, HEAD_METHODS, METHODS
+from decoding.draft_head import DraftHead, DraftHeadDrafter
 from decoding.draft_length import VerifyCostCurve, load_or_measure_verify_cost
 from decoding.drafters import CompositeDrafter, Drafter, EvidenceDrafter, NoDrafter, PromptLookupDrafter
 from decoding.models import chat_prompt_ids
 from decoding.packed_linear import PackedLinear
+from decoding.self_draft import DEFAULT_SELF_DRAFT_LAYERS, self_drafter
 from decoding.speculative import DecodeConfig, SpeculativeDecoder
 from decoding.stats import percentile
 
-OWN_METHODS = frozenset({"plain", "prompt-lookup", "evidence", "speculative"})
+OWN_METHODS = frozenset(
+    {
+        "plain",
+        "prompt-lookup",
+        "evidence",
+        "draft-head",
+        "self-speculative",
+        "speculative",
+        "speculative-no-head",
+    }
+)
 BASELINE = "plain"
 # The peer every method is also compared with, and the single drafters the composite must match.
 PEER = "hf-pld"
 COMPOSITE = "speculative"
-SINGLE_DRAFTERS = ("prompt-lookup", "evidence")
+SINGLE_DRAFTERS = ("prompt-lookup", "evidence", "draft-head")
 ALL_CATEGORIES = "all"
 HF_PROMPT_LOOKUP_TOKENS = 10
 WARMUP_TOKENS = 16
@@ -269,11 +285,17 @@ def encode_prompts(prompts: Sequence[BenchPrompt], tokenizer: PreTrainedTokenize
     return encoded
 
 
-def check_methods(methods: Sequence[str], prompt_format: str) -> list[str]:
+def check_methods(methods: Sequence[str], prompt_format: str, has_head: bool = True) -> list[str]:
     """The methods to run, baseline first, in canonical order; refuses unknown or inapplicable ones."""
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
         raise BenchmarkInputError(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")
+    needing_head = sorted(set(methods) & set(HEAD_METHODS))
+    if needing_head and not has_head:
+        raise BenchmarkInputError(
+            f"{', '.join(needing_head)} need(s) a trained draft head: train one with `akm train-draft-head` "
+            "or name its file with --draft-head"
+        )
     if "evidence" in methods and prompt_format not in GROUNDED_FORMATS:
         raise BenchmarkInputError(
             "the 'evidence' method needs passages: it runs only with --format "
@@ -283,8 +305,13 @@ def check_methods(methods: Sequence[str], prompt_format: str) -> list[str]:
     return [method for method in METHODS if method in wanted]
 
 
-def default_methods(prompt_format: str) -> list[str]:
-    return [method for method in METHODS if method != "evidence" or prompt_format in GROUNDED_FORMATS]
+def default_methods(prompt_format: str, has_head: bool = False) -> list[str]:
+    return [
+        method
+        for method in METHODS
+        if (method != "evidence" or prompt_format in GROUNDED_FORMATS)
+        and (has_head or method not in HEAD_METHODS)
+    ]
 
 
 # --- running --------------------------------------------------------------------------------
@@ -425,10 +452,17 @@ class DecodeBenchmark:
         cost_cache_dir: Path | None = None,
         progress: Progress | None = _stderr_progress,
         reference_model: PreTrainedModel | None = None,
+        draft_head: DraftHead | None = None,
+        self_draft_layers: int = DEFAULT_SELF_DRAFT_LAYERS,
     ) -> None:
         unknown = sorted(set(methods) - set(METHODS))
         if unknown:
             raise BenchmarkInputError(f"unknown method(s) {', '.join(unknown)}")
+        if draft_head is None and set(methods) & set(HEAD_METHODS):
+            raise BenchmarkInputError("the draft-head methods need a trained draft head")
+        self.draft_head = draft_head
+        # One early-exit drafter for the run (it shares the target's weights; reset per request).
+        self.self_drafter = self_drafter(model, self_draft_layers) if "self-speculative" in methods else None
         self.model = model
         self.reference_model = reference_model if reference_model is not None else model
         self.tokenizer = tokenizer
@@ -454,10 +488,17 @@ class DecodeBenchmark:
             return PromptLookupDrafter()
         if method == "evidence":
             return EvidenceDrafter(prompt.evidence_ids)
-        if method == "speculative":
+        if method == "draft-head" and self.draft_head is not None:
+            return DraftHeadDrafter(self.draft_head)
+        if method == "self-speculative" and self.self_drafter is not None:
+            return self.self_drafter
+        if method in ("speculative", "speculative-no-head"):
+            # The members answers use (akm.answer.generation): evidence, lookup, then the head.
             drafters: list[Drafter] = [PromptLookupDrafter()]
             if prompt.evidence_ids:
                 drafters.insert(0, EvidenceDrafter(prompt.evidence_ids))
+            if method == "speculative" and self.draft_head is not None:
+                drafters.append(DraftHeadDrafter(self.draft_head))
             return CompositeDrafter(drafters)
         return NoDrafter()
 
@@ -783,6 +824,9 @@ def run_decode_benchmark(
     progress: Progress | None = _stderr_progress,
     on_partial_report: Callable[[dict[str, Any]], None] | None = None,
     reference_model: PreTrainedModel | None = None,
+    draft_head: DraftHead | None = None,
+    draft_head_file: Path | str | None = None,
+    self_draft_layers: int = DEFAULT_SELF_DRAFT_LAYERS,
 ) -> dict[str, Any]:
     """Encode, warm up, run every method on every prompt, and return the full report.
 
@@ -799,8 +843,12 @@ def run_decode_benchmark(
         cost_cache_dir=cost_cache_dir,
         progress=progress,
         reference_model=reference_model,
+        draft_head=draft_head,
+        self_draft_layers=self_draft_layers,
     )
     environment = environment_report(model, model_name or type(model).__name__, reference_model)
+    environment["draft_head"] = str(draft_head_file) if draft_head is not None else None
+    environment["self_draft_layers"] = self_draft_layers if "self-speculative" in benchmark.methods else None
 
     def report_of(records: list[dict[str, Any]]) -> dict[str, Any]:
         return build_report(

@@ -4,4 +4,16 @@ can offer them without importing torch."""
 FORMATS = ("spec-bench", "squad", "answers")
 # Formats whose prompts carry passages, so the evidence drafter has something to copy from.
 GROUNDED_FORMATS = ("squad", "answers")
-METHODS = ("plain", "prompt-lookup", "evidence", "speculative", "hf-plain", "hf-pld")
+METHODS = (
+    "plain",
+    "prompt-lookup",
+    "evidence",
+    "draft-head",
+    "self-speculative",
+    "speculative",
+    "speculative-no-head",
+    "hf-plain",
+    "hf-pld",
+)
+# Methods that need a trained draft head (`akm train-draft-head`).
+HEAD_METHODS = ("draft-head", "speculative-no-head")

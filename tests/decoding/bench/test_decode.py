@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
 from akm.cli import main as akm_main
@@ -30,6 +31,7 @@ from decoding.bench.decode import (
     write_plot,
 )
 from decoding.bench.errors import BenchmarkInputError
+from decoding.draft_head import DraftHead, DraftHeadConfig
 from decoding.draft_length import VerifyCostCurve
 
 SHARED_DATASETS = Path(__file__).resolve().parents[3].parent / "shared" / "datasets"
@@ -174,16 +176,92 @@ def test_check_methods_refuses(methods: list[str], prompt_format: str, message: 
         check_methods(methods, prompt_format)
 
 
-def test_default_methods_depend_on_format() -> None:
+def test_default_methods_depend_on_format_and_on_a_trained_head() -> None:
     assert default_methods("squad") == [
         "plain",
         "prompt-lookup",
         "evidence",
+        "self-speculative",
         "speculative",
         "hf-plain",
         "hf-pld",
     ]
-    assert default_methods("spec-bench") == ["plain", "prompt-lookup", "speculative", "hf-plain", "hf-pld"]
+    assert default_methods("spec-bench") == [
+        "plain",
+        "prompt-lookup",
+        "self-speculative",
+        "speculative",
+        "hf-plain",
+        "hf-pld",
+    ]
+    assert default_methods("spec-bench", has_head=True) == [
+        "plain",
+        "prompt-lookup",
+        "draft-head",
+        "self-speculative",
+        "speculative",
+        "speculative-no-head",
+        "hf-plain",
+        "hf-pld",
+    ]
+
+
+def test_head_methods_need_a_head() -> None:
+    with pytest.raises(BenchmarkInputError, match="akm train-draft-head"):
+        check_methods(["draft-head"], "spec-bench", has_head=False)
+    assert check_methods(["draft-head"], "spec-bench", has_head=True) == ["plain", "draft-head"]
+
+
+def test_head_and_self_speculative_methods_run_exactly(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
+) -> None:
+    torch.manual_seed(0)
+    head = DraftHead(DraftHeadConfig.for_target(target, "tiny")).attach(target).eval()
+    report = run_decode_benchmark(
+        target,
+        tokenizer,
+        TINY_PROMPTS,
+        prompt_format="squad",
+        prompts_file="fixture",
+        methods=["draft-head", "self-speculative", "speculative", "speculative-no-head"],
+        max_new_tokens=40,
+        max_draft=4,
+        cost_curve=VerifyCostCurve.flat(4),
+        progress=None,
+        draft_head=head,
+        draft_head_file="tiny.safetensors",
+        self_draft_layers=1,
+    )
+    assert report["methods"] == [
+        "plain",
+        "draft-head",
+        "self-speculative",
+        "speculative",
+        "speculative-no-head",
+    ]
+    assert all(row["identical_to_plain"] for row in report["results"])
+    for method in ("draft-head", "self-speculative"):
+        # Even an untrained head, found not to pay, is probed with a draft now and then.
+        assert any(row["proposed_by_position"] for row in report["results"] if row["method"] == method)
+    assert report["environment"]["draft_head"] == "tiny.safetensors"
+    assert report["environment"]["self_draft_layers"] == 1
+    # The composite is compared with every single drafter it holds, the head included.
+    assert report["summary"]["speculative"]["all"]["best_single_drafter"] in (
+        "prompt-lookup",
+        "evidence",
+        "draft-head",
+    )
+    with pytest.raises(BenchmarkInputError, match="trained draft head"):
+        run_decode_benchmark(
+            target,
+            tokenizer,
+            TINY_PROMPTS,
+            prompt_format="squad",
+            prompts_file="fixture",
+            methods=["draft-head"],
+            cost_curve=VerifyCostCurve.flat(4),
+            progress=None,
+        )
 
 
 # --- summary arithmetic ---------------------------------------------------------------------
