@@ -307,7 +307,9 @@ _SHARD_SEQUENCES = 64
 def _forward_features(model: PreTrainedModel, sequence: list[int]) -> torch.Tensor:
     """The target's last hidden states (after its final norm) of every token of `sequence`."""
     device = next(model.parameters()).device
-    output = model(input_ids=torch.tensor([sequence], device=device), output_hidden_states=True, logits_to_keep=1)
+    output = model(
+        input_ids=torch.tensor([sequence], device=device), output_hidden_states=True, logits_to_keep=1
+    )
     features: torch.Tensor = output.hidden_states[-1][0]
     return features
 

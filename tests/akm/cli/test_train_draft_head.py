@@ -14,7 +14,13 @@ from akm.cli import main as akm_main
 from akm.errors import ModelUnavailableError
 from akm.runtime import Runtime
 from akm.settings import load_settings
-from decoding.draft_head import DraftHead, DraftHeadConfig, DraftHeadDrafter, default_head_path, save_draft_head
+from decoding.draft_head import (
+    DraftHead,
+    DraftHeadConfig,
+    DraftHeadDrafter,
+    default_head_path,
+    save_draft_head,
+)
 from decoding.models import SMOLLM2_CACHE_NAME, chat_prompt_ids, load_target
 from decoding.speculative import plain_generate
 from tests.decoding.conftest import tiny_model
@@ -99,7 +105,9 @@ def test_train_draft_head_writes_a_head_that_answers_use(
 def test_a_head_for_another_target_is_a_clear_model_error(data_dir: Path, tmp_path: Path) -> None:
     other = tiny_model(seed=1)
     torch.manual_seed(0)
-    path = save_draft_head(DraftHead(DraftHeadConfig.for_target(other, "tiny-llama")), tmp_path / "other.safetensors")
+    path = save_draft_head(
+        DraftHead(DraftHeadConfig.for_target(other, "tiny-llama")), tmp_path / "other.safetensors"
+    )
     runtime = Runtime.from_settings(load_settings(data_dir=data_dir, draft_head=str(path)))
     with pytest.raises(ModelUnavailableError, match="trained for tiny-llama"):
         _ = runtime.local_generator
