@@ -380,25 +380,40 @@ class DraftHeadDrafter:
     (`observe_features`); the head keeps its attention cache for the committed positions only and
     drops the positions it drafted after each proposal. With `min_confidence`, a greedy chain stops
     at the first token whose draft probability is below it (the target would likely reject it).
+
+    When the head is more than `catch_up_window` positions behind (after a long prompt, or a stretch
+    where a composite did not ask it), it starts its cache again over the last `catch_up_window`
+    positions: a catch-up over hundreds of positions would cost as much as a target step. Rotary
+    positions are relative, so the window's own numbering changes nothing but what is attended to.
     """
 
     name = "draft_head"
     wants_features = True
     pays_per_token = True
 
-    def __init__(self, head: DraftHead, *, min_confidence: float = 0.0, full_vocab: bool = False) -> None:
+    def __init__(
+        self,
+        head: DraftHead,
+        *,
+        min_confidence: float = 0.0,
+        full_vocab: bool = False,
+        catch_up_window: int = 128,
+    ) -> None:
+        if catch_up_window < 1:
+            raise ValueError("catch_up_window must be at least 1")
         self.head = head
         self.min_confidence = min_confidence
         self.full_vocab = full_vocab
+        self.catch_up_window = catch_up_window
         self._ids = None if full_vocab else head.draft_ids
-        self._features = _RowBuffer()
-        self._cache = HeadCache()
-        self._last: torch.Tensor | None = None
+        self.reset()
 
     def reset(self) -> None:
         self._features = _RowBuffer()
         self._cache = HeadCache()
-        self._last = None
+        # Cache row r holds the pair (f_s, x_{s+1}) of s = r + _offset.
+        self._offset = 0
+        self._last: torch.Tensor | None = None
 
     def observe(self, accepted: int, proposed: int) -> None:
         pass
@@ -410,21 +425,28 @@ class DraftHeadDrafter:
             self.reset()
             return
         self._features.write(start, features.detach().to(self.head.fuse.weight.dtype).unsqueeze(0))
-        if self._cache.length > start:
-            self._cache.crop(start)
+        if start < self._offset:
+            self._cache, self._offset, self._last = HeadCache(), 0, None
+        elif self._cache.length > start - self._offset:
+            self._cache.crop(start - self._offset)
             self._last = None
 
     def _catch_up(self, context: list[int], committed: int) -> torch.Tensor | None:
         """Run the head over committed positions it has not seen; the predicted feature after the last."""
-        self._cache.crop(committed)
-        start = self._cache.length
-        if start == committed:
+        rows = committed - self._offset
+        self._cache.crop(rows)
+        done = self._cache.length
+        if done == rows:
             return self._last
+        if rows - done > self.catch_up_window:
+            self._cache, self._offset = HeadCache(), committed - self.catch_up_window
+            rows, done = self.catch_up_window, 0
         data = self._features.data
         if data is None:
             return None
-        features = data[0, start:committed]
-        predicted = self.head.step(features, context[start + 1 : committed + 1], start, self._cache)
+        first = self._offset + done
+        features = data[0, first:committed]
+        predicted = self.head.step(features, context[first + 1 : committed + 1], done, self._cache)
         self._last = predicted[-1]
         return self._last
 
@@ -444,8 +466,9 @@ class DraftHeadDrafter:
             feature = self._catch_up(context, committed)
             if feature is None:
                 return EMPTY_PROPOSAL
+            rows = committed - self._offset
             tokens: list[int] = []
-            rows: list[torch.Tensor] = []
+            probabilities: list[torch.Tensor] = []
             for position in range(k):
                 logits = self.head.logits(feature, self.full_vocab)
                 token, confidence, q = self._choose(logits, sampling, generator)
@@ -453,13 +476,11 @@ class DraftHeadDrafter:
                     break
                 tokens.append(token)
                 if q is not None:
-                    rows.append(q)
+                    probabilities.append(q)
                 if position < k - 1:
-                    feature = self.head.step(
-                        feature.unsqueeze(0), [token], committed + position, self._cache
-                    )[-1]
-            self._cache.crop(committed)
-        probs = torch.stack(rows) if rows else None
+                    feature = self.head.step(feature.unsqueeze(0), [token], rows + position, self._cache)[-1]
+            self._cache.crop(rows)
+        probs = torch.stack(probabilities) if probabilities else None
         return DraftProposal(tokens=tokens, probs=probs, source=self.name)
 
     def _choose(

@@ -418,9 +418,13 @@ class CompositeDrafter:
 
     def _request(self, member: int, k: int, cost: VerifyCostCurve) -> int:
         """How many tokens to ask a member for: all k, unless it pays per token (a draft model) and
-        drafting that many is expected to cost more than it saves; a probe step asks for at least one."""
+        drafting that many is expected to cost more than it saves; a probe step asks for at least one.
+
+        The acceptance estimates outlive the request (the decoder's tracker), so a member that has
+        not paid on earlier requests is not asked for a long draft on the first step of the next.
+        """
         ledger = self.ledgers[member]
-        if not pays_per_token(self.drafters[member]) or ledger.steps == 0:
+        if not pays_per_token(self.drafters[member]):
             return k
         acceptance = self.tracker.estimates(self.keys[member], 0, min(k, cost.max_draft))
         request = best_draft_length(acceptance, cost, ledger.seconds_per_token)

@@ -185,13 +185,35 @@ def test_cached_stepping_matches_the_training_forward(target: LlamaForCausalLM) 
     assert torch.allclose(again, batch[6:9], atol=1e-10)
 
 
+def test_a_long_catch_up_runs_over_the_last_window_only(target: LlamaForCausalLM) -> None:
+    head = random_head(target)
+    generator = torch.Generator().manual_seed(5)
+    features = torch.randn(20, 32, dtype=torch.float64, generator=generator)
+    context = torch.randint(0, 16, (21,), generator=generator).tolist()
+    drafter = DraftHeadDrafter(head, catch_up_window=6)
+    drafter.observe_features(0, features)
+    proposal = drafter.propose(context, 3)
+    # The same as a fresh head over the last six pairs (f_s, x_{s+1}), s = 14..19.
+    cache = HeadCache()
+    last = head.step(features[14:20], context[15:21], 0, cache)[-1]
+    expected = [int(torch.argmax(head.logits(last)))]
+    for position in range(2):
+        last = head.step(last.unsqueeze(0), [expected[-1]], 6 + position, cache)[-1]
+        expected.append(int(torch.argmax(head.logits(last))))
+    assert proposal.tokens == expected
+    # Afterwards it keeps up position by position, with no second restart.
+    drafter.observe_features(20, features[:2])
+    assert drafter.propose([*context, 3, 4], 1).tokens
+    assert drafter._offset == 14 and drafter._cache.length == 8
+
+
 def _composite_with_head(head: DraftHead) -> Drafter:
     return CompositeDrafter([PromptLookupDrafter(min_ngram=1), DraftHeadDrafter(head)])
 
 
 @pytest.mark.parametrize("draft_length", [1, 3, 8, None], ids=["k1", "k3", "k8", "adaptive"])
 @pytest.mark.parametrize(
-    "kind", ["full_vocab", "reduced_vocab", "confidence_stop", "composite", "self_draft"]
+    "kind", ["full_vocab", "reduced_vocab", "confidence_stop", "small_window", "composite", "self_draft"]
 )
 def test_greedy_output_is_exact_with_a_head_or_an_early_exit(
     target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast, kind: str, draft_length: int | None
@@ -206,6 +228,8 @@ def test_greedy_output_is_exact_with_a_head_or_an_early_exit(
             drafter = _composite_with_head(head)
         elif kind == "self_draft":
             drafter = self_drafter(target, 1)
+        elif kind == "small_window":
+            drafter = DraftHeadDrafter(head, catch_up_window=3)
         else:
             drafter = DraftHeadDrafter(head, min_confidence=0.5 if kind == "confidence_stop" else 0.0)
         result = SpeculativeDecoder(target, tokenizer, drafter, config).generate(prompt, 40)
