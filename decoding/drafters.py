@@ -361,7 +361,7 @@ class CompositeDrafter:
       many tokens as pay, and a member whose running time exceeds the verify time its wins saved
       is benched, with an occasional probe run so it can return when the text changes.
 
-    The decoder hands over its tracker (statistics outlive one request) and its cost curve; with
+    The decoder hands over its tracker and its members' ledgers (both outlive one request) and its cost curve; with
     no cost curve (a fixed draft length), verification is taken as free and the longest expected
     accepted run wins. Ties go to the member listed first.
     """
@@ -393,6 +393,13 @@ class CompositeDrafter:
         for drafter in self.drafters:
             if wants_features(drafter):
                 feed_features(drafter, start, features)
+
+    def share_ledgers(self, book: dict[str, MemberLedger]) -> None:
+        """Keep the members' ledgers in `book` (by member key), so that what a member cost and saved on
+        earlier requests counts on this one: a member found not to pay is not on probation again."""
+        self.ledgers = [
+            book.setdefault(key, ledger) for key, ledger in zip(self.keys, self.ledgers, strict=True)
+        ]
 
     def reset(self) -> None:
         for drafter in self.drafters:

@@ -35,6 +35,7 @@ from decoding.drafters import (
     CompositeDrafter,
     Drafter,
     DraftProposal,
+    MemberLedger,
     NoDrafter,
     as_token_list,
     feed_features,
@@ -159,6 +160,8 @@ class SpeculativeDecoder:
         self.target = CachedModel(model)
         # Acceptance statistics outlive one request: they describe this target and kind of drafter.
         self.tracker = tracker if tracker is not None else AcceptanceTracker()
+        # What each member of a composite drafter has cost and saved, by member key, across requests.
+        self.member_ledgers: dict[str, MemberLedger] = {}
         self._cost = self.config.cost_curve
         # Seconds a drafter spends per proposed token, by source; a model drafter's forwards are a
         # real cost that the choice of k must weigh, a lookup's microseconds are not.
@@ -238,6 +241,7 @@ class SpeculativeDecoder:
             # costs here, not by match length alone.
             drafter.tracker = self.tracker
             drafter.cost_curve = self.cost_curve if adaptive else None
+            drafter.share_ledgers(self.member_ledgers)
         run = _Run(
             transcript=Transcript(
                 self.tokenizer,

@@ -264,6 +264,30 @@ def test_composite_benches_a_costly_member_that_never_wins(
     assert slow.calls <= probation + steps // probe_every + 1 < steps // 2, (slow.calls, steps)
 
 
+def test_a_benched_member_stays_benched_on_the_next_request(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
+) -> None:
+    prompt = [0, 2, 3, 4, 2, 3, 4]
+    plain = plain_generate(target, tokenizer, prompt, 160)
+    reference = prompt + plain.token_ids
+    curve = VerifyCostCurve(tuple(0.01 * CPU_CURVE.ratio(k) for k in range(9)))
+    decoder = SpeculativeDecoder(target, tokenizer, config=DecodeConfig(cost_curve=curve))
+
+    def run() -> tuple[FixedDrafter, int]:
+        right = FixedDrafter("right", reference, length=4, match_length=4)
+        slow = FixedDrafter("slow", reference, length=4, match_length=4)
+        slow.delay_s = 0.005
+        result = decoder.generate(prompt, 160, drafter=CompositeDrafter([right, slow]))
+        assert result.token_ids == plain.token_ids
+        return slow, result.stats.target_calls - 1
+
+    first, _ = run()
+    second, steps = run()
+    # The decoder kept the ledgers: no second probation, only the probe steps.
+    assert decoder.member_ledgers["slow"].steps == first.calls + second.calls
+    assert second.calls <= steps // 16 + 1 < first.calls, (first.calls, second.calls)
+
+
 def test_composite_scores_members_it_did_not_choose() -> None:
     tracker = AcceptanceTracker()
     reference = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
