@@ -671,9 +671,41 @@ def sources_from_args(args: argparse.Namespace) -> TrainingSources:
     return sources
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def run_from_args(
+    args: argparse.Namespace,
+    target: str,
+    cache_dir: Path,
+    *,
+    device: str = "cpu",
+    program: str = "train-draft-head",
+) -> int:
+    """Read the sources, load the target in float32, train, print the report as JSON; the exit status
+    (0 trained, 2 bad input or a target that cannot load). Shared by both command lines."""
     from decoding.models import ModelLoadError, load_target
 
+    try:
+        config = config_from_args(args)
+        sources = sources_from_args(args)
+        loaded = load_target(target, cache_dir, device=device, dtype="float32")
+        out = args.out or default_head_path(cache_dir, loaded.name)
+        report = train_draft_head(
+            loaded.model,
+            loaded.tokenizer,
+            loaded.name,
+            sources,
+            work_dir=args.work_dir or out.with_name(out.stem + ".work"),
+            out_path=out,
+            config=config,
+            show_progress=not args.no_progress,
+        )
+    except (TrainingInputError, ModelLoadError, ValueError) as error:
+        print(f"{program}: {error}", file=sys.stderr)
+        return 2
+    print(json.dumps(report.to_dict(), indent=2))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m decoding.train_head", description=DESCRIPTION)
     add_arguments(parser)
     parser.add_argument("--target", default="smollm2", help="'smollm2' or a local model directory")
@@ -683,27 +715,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=Path(os.environ.get("AKM_DATA_DIR", "~/.local/share/akm")).expanduser() / "models",
     )
     args = parser.parse_args(argv)
-    try:
-        config = config_from_args(args)
-        sources = sources_from_args(args)
-        loaded = load_target(args.target, args.cache_dir)
-    except (TrainingInputError, ModelLoadError, ValueError) as error:
-        print(f"train-draft-head: {error}", file=sys.stderr)
-        return 2
-    out = args.out or default_head_path(args.cache_dir, loaded.name)
-    work = args.work_dir or out.with_name(out.stem + ".work")
-    report = train_draft_head(
-        loaded.model,
-        loaded.tokenizer,
-        loaded.name,
-        sources,
-        work_dir=work,
-        out_path=out,
-        config=config,
-        show_progress=not args.no_progress,
-    )
-    print(json.dumps(report.to_dict(), indent=2))
-    return 0
+    return run_from_args(args, args.target, args.cache_dir)
 
 
 if __name__ == "__main__":

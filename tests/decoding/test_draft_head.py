@@ -13,7 +13,6 @@ import torch
 from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
 import decoding.train_head
-from decoding.acceptance import SamplingParams, sampling_probs
 from decoding.draft_head import (
     DraftHead,
     DraftHeadConfig,
@@ -27,13 +26,13 @@ from decoding.draft_head import (
 from decoding.draft_length import VerifyCostCurve
 from decoding.drafters import CompositeDrafter, Drafter, PromptLookupDrafter
 from decoding.head_options import HeadTrainingConfig
-from decoding.kv_cache import CachedModel
 from decoding.self_draft import early_exit_model, self_drafter
 from decoding.speculative import DecodeConfig, SpeculativeDecoder
 from decoding.train_head import TrainingInputError, TrainingSources, read_source, train_draft_head
 
 from .conftest import character_tokenizer, tiny_model
 from .distribution_check import ALPHA, chi_square_p_value
+from .test_distribution import PARAMS, PROMPT, SAMPLES, VOCAB, exact_second_third
 from .test_greedy_equality import PROMPTS
 
 LETTERS = "abcdefghijklmn"
@@ -250,24 +249,6 @@ def test_the_early_exit_model_shares_weights_and_leaves_the_target_whole(target:
 
 # --- sampling stays exact ------------------------------------------------------------------------
 
-VOCAB = 6
-PROMPT = [0, 2, 3]
-PARAMS = SamplingParams(temperature=1.0)
-SAMPLES = 1000
-
-
-def _exact_second_third(target: LlamaForCausalLM) -> dict[Hashable, float]:
-    cached = CachedModel(target)
-    first = sampling_probs(cached.sync(PROMPT).unsqueeze(0), PARAMS)[0]
-    joint: dict[Hashable, float] = {}
-    for t1 in range(VOCAB):
-        second = sampling_probs(cached.sync([*PROMPT, t1]).unsqueeze(0), PARAMS)[0]
-        for t2 in range(VOCAB):
-            third = sampling_probs(cached.sync([*PROMPT, t1, t2]).unsqueeze(0), PARAMS)[0]
-            for t3 in range(VOCAB):
-                joint[(t2, t3)] = joint.get((t2, t3), 0.0) + float(first[t1] * second[t2] * third[t3])
-    return joint
-
 
 @pytest.mark.parametrize("draft_vocab", [0, 4], ids=["full_vocab", "reduced_vocab"])
 def test_speculative_sampling_with_a_head_matches_the_target(draft_vocab: int) -> None:
@@ -280,7 +261,7 @@ def test_speculative_sampling_with_a_head_matches_the_target(draft_vocab: int) -
     for seed in range(SAMPLES):
         tokens = decoder.generate(PROMPT, 4, temperature=PARAMS.temperature, seed=seed).token_ids
         counts[(tokens[1], tokens[2])] += 1
-    assert chi_square_p_value(counts, _exact_second_third(target), SAMPLES) > ALPHA
+    assert chi_square_p_value(counts, exact_second_third(target), SAMPLES) > ALPHA
 
 
 # --- training sources ----------------------------------------------------------------------------
