@@ -601,6 +601,53 @@ def test_cli_rejects_evidence_for_spec_bench(tmp_path: Path, capsys: pytest.Capt
     assert "only with --format squad" in capsys.readouterr().err
 
 
+def test_cli_rejects_a_missing_draft_head_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = akm_main(
+        [
+            "--data-dir",
+            str(tmp_path),
+            "bench",
+            "decode",
+            "--prompts",
+            str(write_spec_bench(tmp_path / "q.jsonl")),
+            "--format",
+            "spec-bench",
+            "--draft-head",
+            str(tmp_path / "absent.safetensors"),
+            "--json",
+            str(tmp_path / "out.json"),
+        ]
+    )
+    assert code == 2
+    assert "no draft head file at" in capsys.readouterr().err
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_cli_without_a_trained_head_leaves_the_head_methods_out_or_refuses_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = akm_main(
+        [
+            "--data-dir",
+            str(tmp_path),
+            "bench",
+            "decode",
+            "--prompts",
+            str(write_spec_bench(tmp_path / "q.jsonl")),
+            "--format",
+            "spec-bench",
+            "--methods",
+            "draft-head",
+            "--json",
+            str(tmp_path / "out.json"),
+        ]
+    )
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "no draft head trained for smollm2-135m-instruct-float32" in err
+    assert "need(s) a trained draft head" in err
+
+
 # --- the shared data sets -------------------------------------------------------------------
 
 
