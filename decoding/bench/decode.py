@@ -49,17 +49,8 @@ from decoding.self_draft import DEFAULT_SELF_DRAFT_LAYERS, self_drafter
 from decoding.speculative import DecodeConfig, SpeculativeDecoder
 from decoding.stats import percentile
 
-OWN_METHODS = frozenset(
-    {
-        "plain",
-        "prompt-lookup",
-        "evidence",
-        "draft-head",
-        "self-speculative",
-        "speculative",
-        "speculative-no-head",
-    }
-)
+# Every method but the Hugging Face ones runs the own decode loop.
+OWN_METHODS = frozenset(method for method in METHODS if not method.startswith("hf-"))
 BASELINE = "plain"
 # The peer every method is also compared with, and the single drafters the composite must match.
 PEER = "hf-pld"

@@ -241,21 +241,28 @@ def test_composite_is_never_worse_than_its_best_member(
     assert mixed.stats.target_calls <= alone.stats.target_calls + 2
 
 
+SLOW_PROMPT = [0, 2, 3, 4, 2, 3, 4]
+# Verify steps of 10 ms: the slow member's 5 ms is half of one.
+FAST_CURVE = VerifyCostCurve(tuple(0.01 * CPU_CURVE.ratio(k) for k in range(9)))
+
+
+def right_and_slow(reference: list[int]) -> tuple[FixedDrafter, FixedDrafter]:
+    """A cheap member, and a slow one that proposes the same tokens: never better, half a verify step slower."""
+    right = FixedDrafter("right", reference, length=4, match_length=4)
+    slow = FixedDrafter("slow", reference, length=4, match_length=4)
+    slow.delay_s = 0.005
+    return right, slow
+
+
 def test_composite_benches_a_costly_member_that_never_wins(
     target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
 ) -> None:
-    prompt = [0, 2, 3, 4, 2, 3, 4]
-    plain = plain_generate(target, tokenizer, prompt, 160)
-    reference = prompt + plain.token_ids
-    right = FixedDrafter("right", reference, length=4, match_length=4)
-    # Half as slow as a whole verify step, and never better than the cheap member.
-    slow = FixedDrafter("slow", reference, length=4, match_length=4)
-    slow.delay_s = 0.005
-    curve = VerifyCostCurve(tuple(0.01 * CPU_CURVE.ratio(k) for k in range(9)))
-    composite = CompositeDrafter([right, slow])
-    result = SpeculativeDecoder(target, tokenizer, composite, DecodeConfig(cost_curve=curve)).generate(
-        prompt, 160
+    plain = plain_generate(target, tokenizer, SLOW_PROMPT, 160)
+    right, slow = right_and_slow(SLOW_PROMPT + plain.token_ids)
+    decoder = SpeculativeDecoder(
+        target, tokenizer, CompositeDrafter([right, slow]), DecodeConfig(cost_curve=FAST_CURVE)
     )
+    result = decoder.generate(SLOW_PROMPT, 160)
     assert result.token_ids == plain.token_ids
     steps = result.stats.target_calls - 1
     assert right.calls == steps
@@ -267,17 +274,12 @@ def test_composite_benches_a_costly_member_that_never_wins(
 def test_a_benched_member_stays_benched_on_the_next_request(
     target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
 ) -> None:
-    prompt = [0, 2, 3, 4, 2, 3, 4]
-    plain = plain_generate(target, tokenizer, prompt, 160)
-    reference = prompt + plain.token_ids
-    curve = VerifyCostCurve(tuple(0.01 * CPU_CURVE.ratio(k) for k in range(9)))
-    decoder = SpeculativeDecoder(target, tokenizer, config=DecodeConfig(cost_curve=curve))
+    plain = plain_generate(target, tokenizer, SLOW_PROMPT, 160)
+    decoder = SpeculativeDecoder(target, tokenizer, config=DecodeConfig(cost_curve=FAST_CURVE))
 
     def run() -> tuple[FixedDrafter, int]:
-        right = FixedDrafter("right", reference, length=4, match_length=4)
-        slow = FixedDrafter("slow", reference, length=4, match_length=4)
-        slow.delay_s = 0.005
-        result = decoder.generate(prompt, 160, drafter=CompositeDrafter([right, slow]))
+        right, slow = right_and_slow(SLOW_PROMPT + plain.token_ids)
+        result = decoder.generate(SLOW_PROMPT, 160, drafter=CompositeDrafter([right, slow]))
         assert result.token_ids == plain.token_ids
         return slow, result.stats.target_calls - 1
 

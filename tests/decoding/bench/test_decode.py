@@ -560,65 +560,26 @@ def test_benchmark_refuses_repeated_prompt_ids(
         )
 
 
+def bench_decode(tmp_path: Path, prompts: Path, *options: str) -> int:
+    """`akm bench decode` on a fresh data dir, Spec-Bench format, report to tmp_path/out.json."""
+    arguments = ["--data-dir", str(tmp_path), "bench", "decode", "--prompts", str(prompts)]
+    return akm_main([*arguments, "--format", "spec-bench", *options, "--json", str(tmp_path / "out.json")])
+
+
 def test_cli_rejects_a_missing_prompts_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = akm_main(
-        [
-            "--data-dir",
-            str(tmp_path),
-            "bench",
-            "decode",
-            "--prompts",
-            str(tmp_path / "absent.jsonl"),
-            "--format",
-            "spec-bench",
-            "--json",
-            str(tmp_path / "out.json"),
-        ]
-    )
-    assert code == 2
+    assert bench_decode(tmp_path, tmp_path / "absent.jsonl") == 2
     assert "akm bench decode: cannot read" in capsys.readouterr().err
     assert not (tmp_path / "out.json").exists()
 
 
 def test_cli_rejects_evidence_for_spec_bench(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = akm_main(
-        [
-            "--data-dir",
-            str(tmp_path),
-            "bench",
-            "decode",
-            "--prompts",
-            str(write_spec_bench(tmp_path / "q.jsonl")),
-            "--format",
-            "spec-bench",
-            "--methods",
-            "evidence",
-            "--json",
-            str(tmp_path / "out.json"),
-        ]
-    )
-    assert code == 2
+    assert bench_decode(tmp_path, write_spec_bench(tmp_path / "q.jsonl"), "--methods", "evidence") == 2
     assert "only with --format squad" in capsys.readouterr().err
 
 
 def test_cli_rejects_a_missing_draft_head_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = akm_main(
-        [
-            "--data-dir",
-            str(tmp_path),
-            "bench",
-            "decode",
-            "--prompts",
-            str(write_spec_bench(tmp_path / "q.jsonl")),
-            "--format",
-            "spec-bench",
-            "--draft-head",
-            str(tmp_path / "absent.safetensors"),
-            "--json",
-            str(tmp_path / "out.json"),
-        ]
-    )
-    assert code == 2
+    head = str(tmp_path / "absent.safetensors")
+    assert bench_decode(tmp_path, write_spec_bench(tmp_path / "q.jsonl"), "--draft-head", head) == 2
     assert "no draft head file at" in capsys.readouterr().err
     assert not (tmp_path / "out.json").exists()
 
@@ -626,23 +587,7 @@ def test_cli_rejects_a_missing_draft_head_file(tmp_path: Path, capsys: pytest.Ca
 def test_cli_without_a_trained_head_leaves_the_head_methods_out_or_refuses_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = akm_main(
-        [
-            "--data-dir",
-            str(tmp_path),
-            "bench",
-            "decode",
-            "--prompts",
-            str(write_spec_bench(tmp_path / "q.jsonl")),
-            "--format",
-            "spec-bench",
-            "--methods",
-            "draft-head",
-            "--json",
-            str(tmp_path / "out.json"),
-        ]
-    )
-    assert code == 2
+    assert bench_decode(tmp_path, write_spec_bench(tmp_path / "q.jsonl"), "--methods", "draft-head") == 2
     err = capsys.readouterr().err
     assert "no draft head trained for smollm2-135m-instruct-float32" in err
     assert "need(s) a trained draft head" in err
