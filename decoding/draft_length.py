@@ -20,6 +20,7 @@ import torch
 from transformers import PreTrainedModel
 
 from decoding.kv_cache import CachedModel
+from decoding.lean_llama import PACK_ROWS, LeanLlama, can_pack
 from decoding.packed_linear import is_prepacked
 
 # Match-length buckets: a proposal continuing a 12-token match is far likelier to be right than one
@@ -131,6 +132,14 @@ def measure_verify_cost(
     return VerifyCostCurve(tuple(best))
 
 
+def _lean_suffix(model: PreTrainedModel) -> str:
+    """`-lean` for the lean Llama forward, with the row counts its weights are packed for."""
+    if not LeanLlama.supports(model):
+        return ""
+    packed = ",".join(str(rows) for rows in PACK_ROWS) if can_pack(model) else ""
+    return f"-lean{'-packed' + packed if packed else ''}"
+
+
 def cost_curve_key(model: PreTrainedModel, max_draft: int) -> str:
     parameter = next(model.parameters())
     config = model.config
@@ -138,6 +147,7 @@ def cost_curve_key(model: PreTrainedModel, max_draft: int) -> str:
         f"{config.model_type}-h{config.hidden_size}-l{config.num_hidden_layers}-v{config.vocab_size}"
         f"-{parameter.dtype}-{parameter.device}-t{torch.get_num_threads()}-k{max_draft}"
         f"{'-packed' if is_prepacked(model) else ''}"
+        f"{_lean_suffix(model)}"
     )
 
 

@@ -1,26 +1,37 @@
 """A model with its KV cache: forward new tokens, and roll the cache back to any shorter prefix.
 
-Rollback is `DynamicCache.crop`, which in transformers 5.x takes a negative count of tokens to drop.
-An SDPA model is switched to `decoding.attention`'s grouped-query attention, which forwards several
-new tokens (a verification step) without repeating the cached keys and values per query head.
+A Llama-architecture model (SmolLM2 among them) runs through `decoding.lean_llama.LeanLlama`: the same
+arithmetic as Transformers' forward, bit for bit, over a preallocated cache whose rollback only moves
+its length. Any other model runs Transformers' forward over a `DynamicCache`; rollback is
+`DynamicCache.crop`, which in transformers 5.x takes a negative count of tokens to drop, and an SDPA
+model is switched to `decoding.attention`'s grouped-query attention, which forwards several new tokens
+(a verification step) without repeating the cached keys and values per query head.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import torch
 from transformers import DynamicCache, PreTrainedModel
 
 from decoding.attention import grouped_query_attention, use_grouped_query_attention
+from decoding.lean_llama import LeanLlama
 
 
 class CachedModel:
     """Runs a causal LM incrementally; `tokens` always mirrors exactly what the cache holds."""
 
-    def __init__(self, model: PreTrainedModel) -> None:
+    def __init__(
+        self, model: PreTrainedModel, *, lean: bool = True, pack_rows: tuple[int, ...] | None = None
+    ) -> None:
+        """`lean=False` keeps Transformers' forward even for a model `LeanLlama` supports;
+        `pack_rows` goes to `LeanLlama` (None: its default)."""
         self.model = model
         use_grouped_query_attention(model)
         self.device = next(model.parameters()).device
         self.tokens: list[int] = []
+        self.lean = LeanLlama(model, pack_rows=pack_rows) if lean and LeanLlama.supports(model) else None
         self.cache = DynamicCache(config=model.config)
 
     @property
@@ -29,7 +40,17 @@ class CachedModel:
 
     def reset(self) -> None:
         self.tokens = []
-        self.cache = DynamicCache(config=self.model.config)
+        if self.lean is not None:
+            self.lean.reset()
+        else:
+            self.cache = DynamicCache(config=self.model.config)
+
+    def key_values(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Each layer's cached keys and values, (batch, key/value heads, length, head dim)."""
+        if self.lean is not None:
+            return self.lean.key_values()
+        layers: Any = self.cache.layers
+        return [(layer.keys, layer.values) for layer in layers]
 
     def crop(self, length: int) -> None:
         """Forget every cached position at or after `length`."""
@@ -37,7 +58,10 @@ class CachedModel:
             raise ValueError(f"cannot crop a cache of {self.length} tokens to {length}")
         drop = self.length - length
         if drop:
-            self.cache.crop(-drop)
+            if self.lean is not None:
+                self.lean.crop(length)
+            else:
+                self.cache.crop(-drop)
             del self.tokens[length:]
 
     @torch.inference_mode()
@@ -63,6 +87,10 @@ class CachedModel:
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         if not tokens:
             raise ValueError("forward needs at least one token")
+        if self.lean is not None:
+            computed = self.lean.forward(tokens, logits_to_keep, features=features)
+            self.tokens.extend(tokens)
+            return computed
         input_ids = torch.tensor([tokens], dtype=torch.long, device=self.device)
         with grouped_query_attention():
             output = self.model(

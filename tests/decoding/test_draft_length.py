@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import time
@@ -250,3 +251,15 @@ def test_model_draft_time_is_weighed_against_verify_cost(
     assert drafter.requested == [4]
     assert result.stats.draft_steps == 1
     assert decoder.draft_seconds_per_token["model"] >= 0.02
+
+
+def test_the_cost_curve_key_names_the_forward_that_was_measured(target: LlamaForCausalLM) -> None:
+    from decoding.lean_llama import can_pack
+
+    assert cost_curve_key(target, 4).endswith(f"-torch.float64-cpu-t{torch.get_num_threads()}-k4-lean")
+    float32 = copy.deepcopy(target).to(torch.float32)
+    expected = "-lean-packed8,16" if can_pack(float32) else "-lean"
+    assert cost_curve_key(float32, 4).endswith(expected)
+    eager = copy.deepcopy(target)
+    eager.set_attn_implementation("eager")
+    assert cost_curve_key(eager, 4).endswith("-k4")

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from decoding.drafters import CompositeDrafter, EvidenceDrafter, PromptLookupDrafter
 from decoding.models import LoadedModel, ModelLoadError, chat_prompt_ids, load_causal_lm, load_smollm2
@@ -85,3 +86,41 @@ def test_streamed_text_never_shows_a_partial_character(smollm2: LoadedModel) -> 
     assert all("\ufffd" not in piece for piece in shown)
     assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(shown))
     assert shown[-1] == text
+
+
+def test_lean_forward_equals_transformers_bit_for_bit_on_smollm2(smollm2: LoadedModel) -> None:
+    from decoding.kv_cache import CachedModel
+
+    tokenizer = smollm2.tokenizer
+    ids = chat_prompt_ids(tokenizer, [{"role": "user", "content": f"{CONTEXT}\n\nWhat is SQLite?"}])
+    lean = CachedModel(smollm2.model, pack_rows=())
+    reference = CachedModel(smollm2.model, lean=False)
+    assert lean.lean is not None and reference.lean is None
+    # A prefill, plain steps, verification blocks of 2 to 9 rows, and a rollback.
+    steps = [ids, [504], [1029], [28, 253, 4001], [87] * 9, [13, 14]]
+    for step in steps:
+        assert torch.equal(lean.forward(step), reference.forward(step))
+    lean.crop(len(ids) + 2)
+    reference.crop(len(ids) + 2)
+    logits, features = lean.forward_features([42, 43])
+    expected_logits, expected_features = reference.forward_features([42, 43])
+    assert torch.equal(logits, expected_logits)
+    assert torch.equal(features, expected_features)
+
+
+def test_packed_verification_blocks_agree_with_the_stock_kernel_on_smollm2(smollm2: LoadedModel) -> None:
+    from decoding.kv_cache import CachedModel
+
+    ids = chat_prompt_ids(smollm2.tokenizer, [{"role": "user", "content": f"{CONTEXT}\n\nWhat is SQLite?"}])
+    packed = CachedModel(smollm2.model)
+    stock = CachedModel(smollm2.model, pack_rows=())
+    assert packed.lean is not None and packed.lean.pack_rows == (8, 16)
+    packed.forward(ids)
+    stock.forward(ids)
+    for rows in (4, 8, 9, 16):
+        block = [504 + index for index in range(rows)]
+        logits, expected = packed.forward(block), stock.forward(block)
+        assert torch.allclose(logits, expected, atol=1e-3, rtol=1e-4)
+        assert torch.equal(logits.argmax(-1), expected.argmax(-1))
+        packed.crop(len(ids))
+        stock.crop(len(ids))

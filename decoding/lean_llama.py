@@ -1,0 +1,298 @@
+"""An incremental forward for Llama-architecture models, without Transformers' per-step machinery.
+
+Decoding a token through `LlamaForCausalLM.__call__` pays for generic work that a decoder stepping one
+sequence does not need: a `DynamicCache` that concatenates every layer's keys and values onto a new
+tensor on every step (a copy of the whole cache per step), mask construction through the masking
+interface, rotary embeddings recomputed per call, output dataclasses and hook dispatch. `LeanLlama`
+runs the same arithmetic on the same weight tensors (no copy, no other precision):
+
+- keys and values go into a preallocated cache (grown by doubling), written in place; rollback to a
+  shorter prefix only moves the length;
+- rotary cosines and sines come from a table computed once, the way Transformers computes them;
+- each operation is the one Transformers' Llama layers run, in the same order and dtype (the RMS norm's
+  float32 round trip included), so the logits equal Transformers' bit for bit on the same CPU
+  (`tests/decoding/test_lean_llama.py`);
+- a step of several rows (a verification) attends with `enable_gqa` over the shared key/value heads,
+  as `decoding.attention` does for Transformers' path.
+
+Verification steps of 4 to 16 rows also get packed weights. The stock float32 matrix product (MKL's
+`sgemm`) packs the weight on every call from 4 rows on, which costs about as much as reading it: on
+SmolLM2-135M a forward over 4 rows measured 1.7x one row, over 8 rows 2.0x. With float32 CPU weights
+and MKL, `LeanLlama` packs each weight once per row count in `pack_rows` (MKL's packed GEMM; the copy
+is made once per model and shared) and pads a block of rows up to the next packed count: 8 rows then
+measured 1.4x one row (docs/speculative-decoding.md, "Verify cost"). The arithmetic stays float32;
+only the summation order inside the kernel differs, as it already does between the stock one-row and
+many-row kernels. One, two and three rows (plain decoding, short drafts) and prefills keep the stock
+kernel, so those stay equal to Transformers' bit for bit.
+
+`LeanLlama.supports(model)` says whether a model is one it reproduces exactly: a `LlamaForCausalLM`
+with default rotary embeddings, SiLU MLP, no biases and SDPA attention; `CachedModel` uses Transformers'
+own forward for every other model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+from torch.nn import functional
+from torch.utils.weak import WeakIdKeyDictionary
+from transformers import LlamaForCausalLM
+
+from decoding.packed_linear import is_prepacked
+
+_INITIAL_CAPACITY = 512
+# Row counts with a packed copy of every weight (each copy is the size of the model's linear weights).
+PACK_ROWS: tuple[int, ...] = (8, 16)
+# Fewer rows than this take the stock kernel, which does not repack the weight below it.
+PACK_MIN_ROWS = 4
+
+# Packed copies per weight tensor and row count, shared by every LeanLlama over the same weights.
+_PACKED: WeakIdKeyDictionary = WeakIdKeyDictionary()
+
+
+def can_pack(model: nn.Module) -> bool:
+    """Whether `model`'s weights can be packed for MKL's GEMM: float32 on a CPU torch built with MKL."""
+    parameter = next(model.parameters(), None)
+    return (
+        parameter is not None
+        and parameter.dtype == torch.float32
+        and parameter.device.type == "cpu"
+        and torch.backends.mkl.is_available()  # type: ignore[no-untyped-call]
+        and hasattr(torch.ops.mkl, "_mkl_reorder_linear_weight")
+    )
+
+
+def packed_weight(weight: torch.Tensor, rows: int) -> torch.Tensor:
+    """`weight` packed by MKL for products with `rows` input rows (made once, then shared)."""
+    if weight not in _PACKED:
+        _PACKED[weight] = {}
+    by_rows: dict[int, torch.Tensor] = _PACKED[weight]
+    if rows not in by_rows:
+        with torch.inference_mode():
+            by_rows[rows] = torch.ops.mkl._mkl_reorder_linear_weight(weight.detach(), rows)
+    return by_rows[rows]
+
+
+def _rope_theta(config: Any) -> float | None:
+    parameters = getattr(config, "rope_parameters", None)
+    if isinstance(parameters, dict):
+        if parameters.get("rope_type", "default") != "default":
+            return None
+        theta = parameters.get("rope_theta")
+        return float(theta) if theta is not None else None
+    if getattr(config, "rope_scaling", None):
+        return None
+    theta = getattr(config, "rope_theta", None)
+    return float(theta) if theta is not None else None
+
+
+class _Layer:
+    """One decoder layer's weight tensors (the model's own, not copies)."""
+
+    __slots__ = ("attention_norm", "down", "gate", "k", "mlp_norm", "o", "q", "up", "v")
+
+    def __init__(self, layer: Any) -> None:
+        attention, mlp = layer.self_attn, layer.mlp
+        self.attention_norm: torch.Tensor = layer.input_layernorm.weight
+        self.mlp_norm: torch.Tensor = layer.post_attention_layernorm.weight
+        self.q: torch.Tensor = attention.q_proj.weight
+        self.k: torch.Tensor = attention.k_proj.weight
+        self.v: torch.Tensor = attention.v_proj.weight
+        self.o: torch.Tensor = attention.o_proj.weight
+        self.gate: torch.Tensor = mlp.gate_proj.weight
+        self.up: torch.Tensor = mlp.up_proj.weight
+        self.down: torch.Tensor = mlp.down_proj.weight
+
+
+class LeanLlama:
+    """A Llama causal LM stepping one sequence over its own key/value cache.
+
+    `length` is the number of cached positions; `forward` appends tokens and returns their logits,
+    `crop` forgets positions, `reset` forgets all.
+    """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        *,
+        capacity: int = _INITIAL_CAPACITY,
+        pack_rows: tuple[int, ...] | None = None,
+    ) -> None:
+        """`pack_rows`: row counts to pack the weights for (default `PACK_ROWS` where `can_pack`;
+        `()` keeps the stock kernel for every row count)."""
+        if not self.supports(model):
+            raise ValueError(f"{type(model).__name__} is not a Llama model LeanLlama reproduces exactly")
+        config: Any = model.config  # type: ignore[union-attr]
+        decoder: Any = model.model  # type: ignore[union-attr]
+        self.layers = [_Layer(layer) for layer in decoder.layers]
+        self.embedding: torch.Tensor = decoder.embed_tokens.weight
+        self.final_norm: torch.Tensor = decoder.norm.weight
+        head: Any = model.lm_head
+        self.lm_head: torch.Tensor = head.weight
+        self.heads = int(config.num_attention_heads)
+        self.kv_heads = int(config.num_key_value_heads)
+        self.head_dim = int(
+            getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+        )
+        self.epsilon = float(config.rms_norm_eps)
+        self.dtype = self.embedding.dtype
+        self.device = self.embedding.device
+        theta = _rope_theta(config)
+        assert theta is not None
+        self._inverse_frequencies = 1.0 / (
+            theta ** (torch.arange(0, self.head_dim, 2, dtype=torch.float) / self.head_dim)
+        )
+        weights = [self.lm_head] + [
+            weight
+            for layer in self.layers
+            for weight in (layer.q, layer.k, layer.v, layer.o, layer.gate, layer.up, layer.down)
+        ]
+        if pack_rows is None:
+            pack_rows = PACK_ROWS if can_pack(model) else ()
+        if pack_rows and not can_pack(model):
+            raise ValueError("only float32 CPU weights with MKL can be packed")
+        self.pack_rows = tuple(sorted({rows for rows in pack_rows if rows >= PACK_MIN_ROWS}))
+        self._packs = {
+            rows: {id(weight): packed_weight(weight, rows) for weight in weights} for rows in self.pack_rows
+        }
+        # For each row count a packed copy serves: the smallest packed count that holds it.
+        self._pack_for = {
+            count: next(rows for rows in self.pack_rows if rows >= count)
+            for count in range(PACK_MIN_ROWS, max(self.pack_rows, default=0) + 1)
+        }
+        self.length = 0
+        self._initial_capacity = max(1, capacity)
+        self._capacity = 0
+        self._keys = torch.empty(0)
+        self._values = torch.empty(0)
+        self._cos = torch.empty(0)
+        self._sin = torch.empty(0)
+        self._grow(self._initial_capacity)
+
+    @staticmethod
+    def supports(model: nn.Module) -> bool:
+        config: Any = getattr(model, "config", None)
+        if config is None or not isinstance(model, LlamaForCausalLM):
+            return False
+        parameter = next(model.parameters(), None)
+        return (
+            parameter is not None
+            and getattr(config, "_attn_implementation", None) in ("sdpa", "decoding_gqa_sdpa")
+            and getattr(config, "hidden_act", None) == "silu"
+            and not getattr(config, "attention_bias", False)
+            and not getattr(config, "mlp_bias", False)
+            and not getattr(config, "pretraining_tp", 1) > 1
+            and _rope_theta(config) is not None
+            and not is_prepacked(model)
+            and all(not isinstance(module, nn.Linear) or module.bias is None for module in model.modules())
+        )
+
+    def _grow(self, needed: int) -> None:
+        capacity = max(self._capacity, self._initial_capacity)
+        while capacity < needed:
+            capacity *= 2
+        if capacity == self._capacity:
+            return
+        shape = (len(self.layers), 1, self.kv_heads, capacity, self.head_dim)
+        keys = torch.empty(shape, dtype=self.dtype, device=self.device)
+        values = torch.empty(shape, dtype=self.dtype, device=self.device)
+        if self.length:
+            keys[:, :, :, : self.length] = self._keys[:, :, :, : self.length]
+            values[:, :, :, : self.length] = self._values[:, :, :, : self.length]
+        self._keys, self._values, self._capacity = keys, values, capacity
+        # Transformers: position (float32) times inverse frequency, duplicated, cos/sin, then the model dtype.
+        positions = torch.arange(capacity, dtype=torch.float)
+        frequencies = positions[:, None] * self._inverse_frequencies
+        angles = torch.cat((frequencies, frequencies), dim=-1)
+        self._cos = angles.cos().to(device=self.device, dtype=self.dtype)
+        self._sin = angles.sin().to(device=self.device, dtype=self.dtype)
+
+    def reset(self) -> None:
+        self.length = 0
+
+    def crop(self, length: int) -> None:
+        if not 0 <= length <= self.length:
+            raise ValueError(f"cannot crop a cache of {self.length} tokens to {length}")
+        self.length = length
+
+    def key_values(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Each layer's cached keys and values, (1, key/value heads, length, head dim): views, not copies."""
+        return [
+            (self._keys[index, :, :, : self.length], self._values[index, :, :, : self.length])
+            for index in range(len(self.layers))
+        ]
+
+    def _norm(self, hidden: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+        # LlamaRMSNorm: computed in float32, scaled by the weight in the input dtype.
+        dtype = hidden.dtype
+        hidden = hidden.to(torch.float32)
+        variance = hidden.pow(2).mean(-1, keepdim=True)
+        hidden = hidden * torch.rsqrt(variance + self.epsilon)
+        return weight * hidden.to(dtype)
+
+    def _linear(self, inputs: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+        """`inputs @ weight.T` for (1, rows, in) or (rows, in) inputs; packed for 4-16 rows."""
+        count = inputs.shape[-2]
+        packed = self._pack_for.get(count)
+        if packed is None:
+            return functional.linear(inputs, weight)
+        rows = inputs.reshape(count, inputs.shape[-1])
+        if count < packed:
+            rows = torch.cat((rows, rows.new_zeros(packed - count, rows.shape[1])))
+        output: torch.Tensor = torch.ops.mkl._mkl_linear(
+            rows, self._packs[packed][id(weight)], weight, None, packed
+        )
+        return output[:count].reshape(*inputs.shape[:-1], weight.shape[0])
+
+    @staticmethod
+    def _rotate(states: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        half = states.shape[-1] // 2
+        rotated = torch.cat((-states[..., half:], states[..., :half]), dim=-1)
+        return (states * cos) + (rotated * sin)
+
+    @torch.inference_mode()
+    def forward(
+        self, tokens: list[int], logits_to_keep: int = 0, *, features: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Append `tokens`; logits for the last `logits_to_keep` rows (0 = all) and, with `features`,
+        the final-norm hidden states of every new row."""
+        count = len(tokens)
+        if not count:
+            raise ValueError("forward needs at least one token")
+        start, end = self.length, self.length + count
+        self._grow(end)
+        hidden = functional.embedding(torch.tensor([tokens], device=self.device), self.embedding)
+        cos = self._cos[start:end][None, None]
+        sin = self._sin[start:end][None, None]
+        mask = None
+        if count > 1:
+            # Row i (position start + i) sees cached positions and new rows up to itself.
+            mask = torch.ones(count, end, dtype=torch.bool, device=self.device).tril(start)
+        shape = (1, count, -1, self.head_dim)
+        for index, layer in enumerate(self.layers):
+            normed = self._norm(hidden, layer.attention_norm)
+            query = self._linear(normed, layer.q).view(shape).transpose(1, 2)
+            key = self._linear(normed, layer.k).view(shape).transpose(1, 2)
+            value = self._linear(normed, layer.v).view(shape).transpose(1, 2)
+            query = self._rotate(query, cos, sin)
+            self._keys[index, :, :, start:end] = self._rotate(key, cos, sin)
+            self._values[index, :, :, start:end] = value
+            attended = functional.scaled_dot_product_attention(
+                query,
+                self._keys[index, :, :, :end],
+                self._values[index, :, :, :end],
+                attn_mask=mask,
+                scale=self.head_dim**-0.5,
+                enable_gqa=self.heads != self.kv_heads,
+            )
+            attended = attended.transpose(1, 2).reshape(1, count, -1)
+            hidden = hidden + self._linear(attended, layer.o)
+            normed = self._norm(hidden, layer.mlp_norm)
+            gated = functional.silu(self._linear(normed, layer.gate)) * self._linear(normed, layer.up)
+            hidden = hidden + self._linear(gated, layer.down)
+        self.length = end
+        normed = self._norm(hidden, self.final_norm)[0]
+        kept = normed[-logits_to_keep:] if logits_to_keep else normed
+        return self._linear(kept, self.lm_head), (normed if features else None)

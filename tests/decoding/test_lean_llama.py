@@ -1,0 +1,223 @@
+"""`LeanLlama` computes what Transformers' Llama forward computes, bit for bit, over its own cache."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM, MistralConfig, MistralForCausalLM
+
+from decoding.kv_cache import CachedModel
+from decoding.lean_llama import PACK_ROWS, LeanLlama, can_pack, packed_weight
+from decoding.speculative import DecodeConfig, SpeculativeDecoder, plain_generate
+
+from .conftest import ScriptedDrafter, character_tokenizer, tiny_config, tiny_model
+
+# Prefill, single steps, a verification block, a rollback, then more steps past the rollback point.
+SCRIPT: list[tuple[str, list[int] | int]] = [
+    ("forward", [0, 2, 3, 4, 5, 6, 7]),
+    ("forward", [8]),
+    ("forward", [9]),
+    ("forward", [10, 11, 12, 13, 14]),
+    ("crop", 10),
+    ("forward", [3, 4]),
+    ("forward", [5]),
+    ("crop", 2),
+    ("forward", [6, 7, 8]),
+]
+
+
+def run_script(cached: CachedModel, features: bool = False) -> list[tuple[torch.Tensor, torch.Tensor | None]]:
+    outputs: list[tuple[torch.Tensor, torch.Tensor | None]] = []
+    for action, argument in SCRIPT:
+        if action == "crop":
+            assert isinstance(argument, int)
+            cached.crop(argument)
+        else:
+            assert isinstance(argument, list)
+            if features:
+                outputs.append(cached.forward_features(argument))
+            else:
+                outputs.append((cached.forward(argument), None))
+    return outputs
+
+
+def float32_model(seed: int) -> LlamaForCausalLM:
+    return tiny_model(seed, vocab_size=16).to(torch.float32)
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: tiny_model(3), lambda: float32_model(4)], ids=["float64", "float32"]
+)
+def test_logits_and_features_equal_transformers_bit_for_bit(make) -> None:  # type: ignore[no-untyped-def]
+    model = make()
+    # Stock kernels only: packed weights (float32, 4-16 rows) sum in another order, tested below.
+    lean = CachedModel(model, pack_rows=())
+    reference = CachedModel(model, lean=False)
+    assert lean.lean is not None and reference.lean is None
+    for (logits, features), (expected_logits, expected_features) in zip(
+        run_script(lean, features=True), run_script(reference, features=True), strict=True
+    ):
+        assert logits.dtype == expected_logits.dtype
+        assert torch.equal(logits, expected_logits)
+        assert features is not None and expected_features is not None
+        assert torch.equal(features, expected_features)
+    assert lean.tokens == reference.tokens
+    for (keys, values), (expected_keys, expected_values) in zip(
+        lean.key_values(), reference.key_values(), strict=True
+    ):
+        assert torch.equal(keys, expected_keys)
+        assert torch.equal(values, expected_values)
+
+
+def test_logits_to_keep_returns_the_last_rows() -> None:
+    model = tiny_model(5)
+    cached = CachedModel(model)
+    everything = cached.forward([0, 2, 3, 4, 5])
+    cached.crop(0)
+    last_two = cached.forward([0, 2, 3, 4, 5], logits_to_keep=2)
+    assert last_two.shape == (2, 16)
+    # Two rows and five rows of the LM head may sum in another order: equal to rounding.
+    assert torch.allclose(last_two, everything[-2:], atol=1e-12, rtol=0)
+
+
+def test_the_cache_grows_past_its_initial_capacity() -> None:
+    model = tiny_model(6)
+    lean = LeanLlama(model, capacity=3, pack_rows=())
+    reference = CachedModel(model, lean=False)
+    tokens = [0, *range(2, 16), *range(2, 12)]
+    for start in range(0, len(tokens), 4):
+        chunk = tokens[start : start + 4]
+        logits, _ = lean.forward(chunk)
+        assert torch.equal(logits, reference.forward(chunk))
+    assert lean.length == len(tokens)
+    assert lean.key_values()[0][0].shape == (1, 2, len(tokens), 8)
+
+
+def test_crop_rejects_lengths_it_does_not_hold_and_forward_needs_a_token() -> None:
+    lean = LeanLlama(tiny_model(7))
+    lean.forward([0, 2, 3])
+    with pytest.raises(ValueError, match="cannot crop a cache of 3 tokens to 4"):
+        lean.crop(4)
+    with pytest.raises(ValueError, match="at least one token"):
+        lean.forward([])
+    lean.reset()
+    assert lean.length == 0
+
+
+def llama(**changes: object) -> LlamaForCausalLM:
+    config = tiny_config()
+    for name, value in changes.items():
+        setattr(config, name, value)
+    return LlamaForCausalLM(config).eval()
+
+
+@pytest.mark.parametrize(
+    ("model", "why"),
+    [
+        (lambda: llama(attention_bias=True), "biased projections"),
+        (lambda: llama(mlp_bias=True), "biased MLP"),
+        (lambda: llama(hidden_act="gelu"), "another activation"),
+        (
+            lambda: LlamaForCausalLM(
+                LlamaConfig(
+                    **{
+                        **tiny_config().to_dict(),
+                        "rope_parameters": {"rope_type": "linear", "factor": 2.0, "rope_theta": 10000.0},
+                    }
+                )
+            ).eval(),
+            "scaled rotary embeddings",
+        ),
+        (
+            lambda: LlamaForCausalLM._from_config(tiny_config(), attn_implementation="eager").eval(),
+            "eager attention",
+        ),
+        (
+            lambda: MistralForCausalLM(
+                MistralConfig(
+                    vocab_size=16,
+                    hidden_size=32,
+                    intermediate_size=64,
+                    num_hidden_layers=2,
+                    num_attention_heads=4,
+                    num_key_value_heads=2,
+                )
+            ).eval(),
+            "another architecture",
+        ),
+    ],
+    ids=["attention-bias", "mlp-bias", "gelu", "linear-rope", "eager", "mistral"],
+)
+def test_models_it_would_not_reproduce_keep_transformers_forward(model, why: str) -> None:  # type: ignore[no-untyped-def]
+    built = model()
+    assert not LeanLlama.supports(built), why
+    with pytest.raises(ValueError, match="not a Llama model"):
+        LeanLlama(built)
+    cached = CachedModel(built)
+    assert cached.lean is None
+    assert cached.forward([0, 2, 3]).shape == (3, 16)
+
+
+def test_the_tiny_llama_is_supported() -> None:
+    assert LeanLlama.supports(tiny_model(8))
+
+
+needs_mkl = pytest.mark.skipif(
+    not can_pack(float32_model(0)), reason="this torch has no MKL packed GEMM for float32 CPU weights"
+)
+
+
+@needs_mkl
+def test_packed_weights_serve_verification_blocks_with_float32_rounding_only() -> None:
+    model = float32_model(9)
+    packed = LeanLlama(model)
+    stock = LeanLlama(model, pack_rows=())
+    assert packed.pack_rows == PACK_ROWS == (8, 16)
+    prompt = [0, *range(2, 16), *range(2, 10)]
+    assert torch.equal(packed.forward(prompt)[0], stock.forward(prompt)[0])
+    for rows in range(1, 19):
+        block = [2 + (index * 5 + rows) % 14 for index in range(rows)]
+        logits, _ = packed.forward(block)
+        expected, _ = stock.forward(block)
+        if rows < 4 or rows > 16:
+            assert torch.equal(logits, expected), rows  # the stock kernel either way
+        else:
+            assert torch.allclose(logits, expected, atol=1e-5, rtol=1e-5), rows
+            assert torch.equal(logits.argmax(-1), expected.argmax(-1)), rows
+        packed.crop(len(prompt))
+        stock.crop(len(prompt))
+
+
+@needs_mkl
+def test_packed_copies_are_made_once_per_weight_and_row_count() -> None:
+    model = float32_model(10)
+    first = LeanLlama(model)
+    second = LeanLlama(model)
+    weight = model.model.layers[0].mlp.gate_proj.weight
+    assert packed_weight(weight, 8) is packed_weight(weight, 8)
+    assert first._packs[8][id(weight)] is second._packs[8][id(weight)]
+    assert packed_weight(weight, 8) is not packed_weight(weight, 16)
+
+
+def test_only_float32_cpu_weights_are_packed() -> None:
+    model = tiny_model(11)  # float64
+    assert not can_pack(model)
+    assert LeanLlama(model).pack_rows == ()
+    with pytest.raises(ValueError, match="only float32 CPU weights"):
+        LeanLlama(model, pack_rows=(8,))
+
+
+@needs_mkl
+@pytest.mark.parametrize("draft_length", [3, 7, 12])
+def test_speculative_greedy_equals_plain_with_packed_verification(draft_length: int) -> None:
+    # float32 with a sharp head: packed blocks round differently from one-row steps, but far from ties.
+    model = tiny_model(seed=1, scale=8.0).to(torch.float32)
+    tokenizer = character_tokenizer()
+    prompt = [0, 2, 3, 4, 2, 3, 4]
+    plain = plain_generate(model, tokenizer, prompt, 40)
+    drafter = ScriptedDrafter(prompt + plain.token_ids, 16, wrong_every=4)
+    decoder = SpeculativeDecoder(model, tokenizer, drafter, DecodeConfig(draft_length=draft_length))
+    assert decoder.target.lean is not None and decoder.target.lean.pack_rows == PACK_ROWS
+    result = decoder.generate(prompt, 40)
+    assert result.token_ids == plain.token_ids
+    assert result.stats.accepted > 0
