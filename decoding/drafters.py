@@ -192,7 +192,11 @@ class ModelDrafter:
 
 
 class PromptLookupDrafter:
-    """Copies what followed the most recent earlier occurrence of the context's last n tokens."""
+    """Copies what followed the most recent earlier occurrence of the context's last n tokens.
+
+    When that occurrence is close to the end (the text repeats itself), the copy runs on through the
+    tokens it has copied, so a repeating stretch is drafted k tokens long rather than one period long.
+    """
 
     name = "prompt_lookup"
 
@@ -225,10 +229,21 @@ class PromptLookupDrafter:
             # Most recent occurrence first: recent text is the likeliest to be continued.
             for start in range(size - n - 1, -1, -1):
                 if context[start] == first and context[start : start + n] == pattern:
-                    tokens = context[start + n : start + n + k]
-                    if tokens:
-                        return DraftProposal(tokens=tokens, source=self.name, match_length=n)
+                    return DraftProposal(
+                        tokens=_copy_forward(context, start + n, k), source=self.name, match_length=n
+                    )
         return EMPTY_PROPOSAL
+
+
+def _copy_forward(context: list[int], source: int, k: int) -> list[int]:
+    """k tokens copied from `context[source:]` onwards; past the end of the context the copy reads
+    what it has just copied (an overlapping copy, as in LZ77), so a loop of period p = len(context) -
+    source is continued for all k tokens instead of stopping after p of them."""
+    size = len(context)
+    tokens = context[source : source + k]
+    while len(tokens) < k:
+        tokens.append(tokens[len(tokens) - (size - source)])
+    return tokens
 
 
 class EvidenceDrafter:

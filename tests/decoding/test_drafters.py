@@ -97,13 +97,23 @@ def test_suffix_automaton_builds_fast() -> None:
         ([1, 2, 3, 9, 1, 2, 3], [9, 1, 2], 3),
         ([1, 2, 3, 4, 7, 2, 3], [4, 7, 2], 2),
         ([5, 6, 7, 8], [], 0),
-        ([4, 4, 4], [4], 2),
+        ([4, 4, 4], [4, 4, 4], 2),
     ],
     ids=["trigram", "bigram_fallback", "no_match", "overlapping"],
 )
 def test_prompt_lookup(context: list[int], expected_tokens: list[int], expected_n: int) -> None:
     proposal = PromptLookupDrafter(min_ngram=2, max_ngram=3).propose(context, 3)
     assert (proposal.tokens, proposal.match_length) == (expected_tokens, expected_n)
+
+
+def test_prompt_lookup_continues_a_loop_past_the_end_of_the_context() -> None:
+    # "a b c" repeating: the last "b c a b" occurred 3 tokens back, so only "c" follows it in the
+    # context; the copy goes on through what it copied, one period after another.
+    context = [9, 1, 2, 3, 1, 2, 3, 1, 2]
+    proposal = PromptLookupDrafter(min_ngram=2, max_ngram=4).propose(context, 7)
+    assert (proposal.tokens, proposal.match_length) == ([3, 1, 2, 3, 1, 2, 3], 4)
+    # A match far from the end is copied as it stands, up to k tokens.
+    assert PromptLookupDrafter(min_ngram=2, max_ngram=2).propose([5, 6, 7, 8, 9, 5, 6], 3).tokens == [7, 8, 9]
 
 
 def test_prompt_lookup_prefers_the_most_recent_occurrence() -> None:
