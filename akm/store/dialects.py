@@ -11,6 +11,7 @@ transaction-scoped advisory lock.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -390,6 +391,38 @@ def acquire_write_lock(connection: Connection) -> None:
     # holds the database's reserved lock.
 
 
+WAL_SWITCH_TIMEOUT_S = 60.0
+
+
+def enable_wal(dbapi_connection: Any, timeout_s: float = WAL_SWITCH_TIMEOUT_S) -> None:
+    """Put the database in WAL mode, waiting out another connection that holds the lock the switch needs.
+
+    Two processes opening one new store at once both switch its journal mode; the switch needs an
+    exclusive lock, and SQLite may answer `database is locked` at once instead of waiting the busy
+    timeout (seen as a failed `akm ingest` when two ingests started on a new store together). So the
+    switch is retried, with backoff, for up to `timeout_s`; a store already in WAL mode is left alone.
+    """
+    deadline = time.monotonic() + timeout_s
+    delay = 0.01
+    while True:
+        cursor = dbapi_connection.cursor()
+        try:
+            mode = cursor.execute("PRAGMA journal_mode").fetchone()
+            if mode is not None and str(mode[0]).lower() == "wal":
+                return
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except Exception as error:
+            if "locked" not in str(error) and "busy" not in str(error):
+                raise
+            if time.monotonic() + delay > deadline:
+                raise
+        finally:
+            cursor.close()
+        time.sleep(delay)
+        delay = min(delay * 2, 0.25)
+
+
 def configure_sqlite_engine(engine: Any) -> None:
     """WAL, foreign keys, busy timeout, and BEGIN IMMEDIATE for write transactions.
 
@@ -404,9 +437,9 @@ def configure_sqlite_engine(engine: Any) -> None:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA busy_timeout = 60000")
         cursor.execute("PRAGMA foreign_keys = ON")
-        cursor.execute("PRAGMA journal_mode = WAL")
         cursor.execute("PRAGMA synchronous = NORMAL")
         cursor.close()
+        enable_wal(dbapi_connection)
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:
