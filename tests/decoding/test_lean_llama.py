@@ -104,6 +104,20 @@ def test_crop_rejects_lengths_it_does_not_hold_and_forward_needs_a_token() -> No
     assert lean.length == 0
 
 
+# The tiny Llama's dimensions, for a model of another architecture with the same shape.
+_TINY_SHAPE = {
+    name: getattr(tiny_config(), name)
+    for name in (
+        "vocab_size",
+        "hidden_size",
+        "intermediate_size",
+        "num_hidden_layers",
+        "num_attention_heads",
+        "num_key_value_heads",
+    )
+}
+
+
 def llama(**changes: object) -> LlamaForCausalLM:
     config = tiny_config()
     for name, value in changes.items():
@@ -133,16 +147,7 @@ def llama(**changes: object) -> LlamaForCausalLM:
             "eager attention",
         ),
         (
-            lambda: MistralForCausalLM(
-                MistralConfig(
-                    vocab_size=16,
-                    hidden_size=32,
-                    intermediate_size=64,
-                    num_hidden_layers=2,
-                    num_attention_heads=4,
-                    num_key_value_heads=2,
-                )
-            ).eval(),
+            lambda: MistralForCausalLM(MistralConfig(**_TINY_SHAPE)).eval(),
             "another architecture",
         ),
     ],
