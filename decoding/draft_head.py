@@ -469,11 +469,17 @@ class DraftHeadDrafter:
             rows = committed - self._offset
             tokens: list[int] = []
             probabilities: list[torch.Tensor] = []
+            branches: list[tuple[int, ...]] = []
             for position in range(k):
                 logits = self.head.logits(feature, self.full_vocab)
                 token, confidence, q = self._choose(logits, sampling, generator)
                 if position > 0 and confidence < self.min_confidence:
                     break
+                if sampling.greedy and logits.shape[-1] > 1:
+                    # The runner-up at this position, after the chain so far: a branch of a draft tree.
+                    runner_up = int(torch.topk(logits, 2).indices[1].item())
+                    runner_up = runner_up if self._ids is None else int(self._ids[runner_up].item())
+                    branches.append((*tokens, runner_up))
                 tokens.append(token)
                 if q is not None:
                     probabilities.append(q)
@@ -481,7 +487,7 @@ class DraftHeadDrafter:
                     feature = self.head.step(feature.unsqueeze(0), [token], rows + position, self._cache)[-1]
             self._cache.crop(rows)
         probs = torch.stack(probabilities) if probabilities else None
-        return DraftProposal(tokens=tokens, probs=probs, source=self.name)
+        return DraftProposal(tokens, probs, self.name, 0, tuple(branches))
 
     def _choose(
         self, logits: torch.Tensor, sampling: SamplingParams, generator: torch.Generator | None

@@ -36,10 +36,14 @@ class DraftProposal:
     source: str = ""
     # Length of the context suffix that the proposal continues (0 for model drafters).
     match_length: int = 0
+    # Other candidate continuations of the same context, likeliest first. A greedy decoder whose
+    # target verifies trees puts them in the rows a block of `tokens` leaves spare (decoding.draft_tree).
+    branches: tuple[tuple[int, ...], ...] = ()
 
     def truncated(self, k: int) -> DraftProposal:
         probs = None if self.probs is None else self.probs[:k]
-        return DraftProposal(self.tokens[:k], probs, self.source, self.match_length)
+        branches = tuple(branch[:k] for branch in self.branches) if k > 0 else ()
+        return DraftProposal(self.tokens[:k], probs, self.source, self.match_length, branches)
 
 
 EMPTY_PROPOSAL = DraftProposal(tokens=[])
@@ -200,11 +204,16 @@ class PromptLookupDrafter:
 
     name = "prompt_lookup"
 
-    def __init__(self, min_ngram: int = 2, max_ngram: int = 5) -> None:
+    def __init__(self, min_ngram: int = 2, max_ngram: int = 5, alternatives: int = 3) -> None:
+        """`alternatives`: how many other continuations (earlier occurrences whose next token differs)
+        to offer as branches of a draft tree."""
         if not 1 <= min_ngram <= max_ngram:
             raise ValueError(f"need 1 <= min_ngram <= max_ngram, got {min_ngram}, {max_ngram}")
+        if alternatives < 0:
+            raise ValueError(f"alternatives must be >= 0, got {alternatives}")
         self.min_ngram = min_ngram
         self.max_ngram = max_ngram
+        self.alternatives = alternatives
 
     def reset(self) -> None:
         pass
@@ -223,16 +232,30 @@ class PromptLookupDrafter:
         if k <= 0:
             return EMPTY_PROPOSAL
         size = len(context)
+        main: list[int] = []
+        match_length = 0
+        branches: list[tuple[int, ...]] = []
+        seen: set[int] = set()
         for n in range(min(self.max_ngram, size - 1), self.min_ngram - 1, -1):
             pattern = context[size - n :]
             first = pattern[0]
             # Most recent occurrence first: recent text is the likeliest to be continued.
             for start in range(size - n - 1, -1, -1):
                 if context[start] == first and context[start : start + n] == pattern:
-                    return DraftProposal(
-                        tokens=_copy_forward(context, start + n, k), source=self.name, match_length=n
-                    )
-        return EMPTY_PROPOSAL
+                    if not main:
+                        main, match_length = _copy_forward(context, start + n, k), n
+                        seen.add(main[0])
+                        if not self.alternatives:
+                            return DraftProposal(tokens=main, source=self.name, match_length=n)
+                    elif context[start + n] not in seen:
+                        # Another occurrence that goes on differently: a branch of a draft tree.
+                        seen.add(context[start + n])
+                        branches.append(tuple(_copy_forward(context, start + n, k)))
+                        if len(branches) >= self.alternatives:
+                            return DraftProposal(main, None, self.name, match_length, tuple(branches))
+        if not main:
+            return EMPTY_PROPOSAL
+        return DraftProposal(main, None, self.name, match_length, tuple(branches))
 
 
 def _copy_forward(context: list[int], source: int, k: int) -> list[int]:
@@ -528,4 +551,18 @@ class CompositeDrafter:
         runner_up = ranked[1].tokens_per_s if len(ranked) > 1 else plain_rate
         # Expected seconds to commit the winner's tokens at the runner-up's rate, minus at its own.
         self.ledgers[best.member].saved_s += best.expected / runner_up - best.expected / best.tokens_per_s
-        return best.proposal
+        chosen = best.proposal
+        branches = self._branches([entry.member for entry in ranked])
+        if not branches:
+            return chosen
+        return DraftProposal(chosen.tokens, chosen.probs, chosen.source, chosen.match_length, branches)
+
+    def _branches(self, ranking: list[int]) -> tuple[tuple[int, ...], ...]:
+        """Candidates for the spare rows of a draft tree, likeliest first: the runners-up's whole
+        proposals, then the alternatives the members offered themselves."""
+        proposals = [self._proposals[member] for member in ranking]
+        candidates = [tuple(proposal.tokens) for proposal in proposals[1:] if proposal is not None]
+        for proposal in proposals:
+            if proposal is not None:
+                candidates.extend(proposal.branches)
+        return tuple(candidate for candidate in candidates if candidate)

@@ -82,6 +82,31 @@ class CachedModel:
         assert features is not None
         return logits, features
 
+    @property
+    def supports_tree(self) -> bool:
+        """Whether `forward_tree` can verify a draft tree (the lean forward only)."""
+        return self.lean is not None
+
+    @torch.inference_mode()
+    def forward_tree(
+        self, tokens: list[int], parents: list[int], *, features: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Forward rows that form a tree (`decoding.draft_tree`): logits of every row and, with
+        `features`, their features. Follow with `keep` to leave only the accepted path cached."""
+        if self.lean is None:
+            raise ValueError("tree verification needs the lean forward; this model runs Transformers' own")
+        computed = self.lean.forward(tokens, 0, features=features, parents=parents)
+        self.tokens.extend(tokens)
+        return computed
+
+    @torch.inference_mode()
+    def keep(self, start: int, rows: list[int]) -> None:
+        """After a tree forward from `start` cached tokens: keep only `rows` of it, in order."""
+        if self.lean is None:
+            raise ValueError("tree verification needs the lean forward; this model runs Transformers' own")
+        self.lean.keep(start, rows)
+        self.tokens[start:] = [self.tokens[start + row] for row in rows]
+
     def _forward(
         self, tokens: list[int], logits_to_keep: int, *, features: bool
     ) -> tuple[torch.Tensor, torch.Tensor | None]:

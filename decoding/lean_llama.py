@@ -32,6 +32,7 @@ own forward for every other model.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -40,6 +41,7 @@ from torch.nn import functional
 from torch.utils.weak import WeakIdKeyDictionary
 from transformers import LlamaForCausalLM
 
+from decoding.draft_tree import row_depths, tree_mask
 from decoding.packed_linear import is_prepacked
 
 _INITIAL_CAPACITY = 512
@@ -217,6 +219,21 @@ class LeanLlama:
             raise ValueError(f"cannot crop a cache of {self.length} tokens to {length}")
         self.length = length
 
+    def keep(self, start: int, rows: Sequence[int]) -> None:
+        """Keep, after the first `start` positions, only the cached rows `rows` (ascending), moved to
+        consecutive positions: the accepted path of a tree forward."""
+        if not 0 <= start <= self.length or any(start + row >= self.length for row in rows):
+            raise ValueError(f"rows {list(rows)} after {start} are not all cached ({self.length})")
+        if list(rows) != sorted(set(rows)):
+            raise ValueError(f"rows to keep must ascend without repeats, got {list(rows)}")
+        if list(rows) != list(range(len(rows))):
+            # Rotary positions were applied by depth, which is the kept index: only moves are needed.
+            source = torch.tensor(rows, device=self.device) + start
+            end = start + len(rows)
+            self._keys[:, :, :, start:end] = self._keys[:, :, :, source]
+            self._values[:, :, :, start:end] = self._values[:, :, :, source]
+        self.length = start + len(rows)
+
     def key_values(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
         """Each layer's cached keys and values, (1, key/value heads, length, head dim): views, not copies."""
         return [
@@ -254,22 +271,39 @@ class LeanLlama:
 
     @torch.inference_mode()
     def forward(
-        self, tokens: list[int], logits_to_keep: int = 0, *, features: bool = False
+        self,
+        tokens: list[int],
+        logits_to_keep: int = 0,
+        *,
+        features: bool = False,
+        parents: Sequence[int] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Append `tokens`; logits for the last `logits_to_keep` rows (0 = all) and, with `features`,
-        the final-norm hidden states of every new row."""
+        the final-norm hidden states of every new row.
+
+        `parents` makes the rows a tree (`decoding.draft_tree`): row r attends to the cache, its
+        ancestors and itself, at position length + its depth. `keep` then compacts the accepted path.
+        """
         count = len(tokens)
         if not count:
             raise ValueError("forward needs at least one token")
         start, end = self.length, self.length + count
         self._grow(end)
         hidden = functional.embedding(torch.tensor([tokens], device=self.device), self.embedding)
-        cos = self._cos[start:end][None, None]
-        sin = self._sin[start:end][None, None]
         mask = None
-        if count > 1:
-            # Row i (position start + i) sees cached positions and new rows up to itself.
-            mask = torch.ones(count, end, dtype=torch.bool, device=self.device).tril(start)
+        if parents is not None:
+            if len(parents) != count:
+                raise ValueError(f"{len(parents)} parents for {count} rows")
+            positions = torch.tensor(row_depths(parents), device=self.device) + start
+            cos = self._cos[positions][None, None]
+            sin = self._sin[positions][None, None]
+            mask = tree_mask(parents, start, self.device)
+        else:
+            cos = self._cos[start:end][None, None]
+            sin = self._sin[start:end][None, None]
+            if count > 1:
+                # Row i (position start + i) sees cached positions and new rows up to itself.
+                mask = torch.ones(count, end, dtype=torch.bool, device=self.device).tril(start)
         shape = (1, count, -1, self.head_dim)
         for index, layer in enumerate(self.layers):
             normed = self._norm(hidden, layer.attention_norm)

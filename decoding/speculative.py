@@ -31,6 +31,7 @@ from decoding.draft_length import (
     best_draft_length,
     load_or_measure_verify_cost,
 )
+from decoding.draft_tree import DraftTree
 from decoding.drafters import (
     CompositeDrafter,
     Drafter,
@@ -39,6 +40,7 @@ from decoding.drafters import (
     NoDrafter,
     as_token_list,
     feed_features,
+    matched_prefix,
     pays_per_token,
     wants_features,
 )
@@ -50,6 +52,8 @@ from decoding.stopping import FinishReason, RepetitionRule, Transcript
 _DRAFT_TIME_SMOOTHING = 0.2
 # A model drafter found not to pay is still asked for one draft every this many steps.
 _PROBE_EVERY = 16
+# Rows a draft tree may add to a chain's block: while the block costs at most this much more.
+_SPARE_ROW_SLACK = 1.03
 
 
 class PromptError(ValueError):
@@ -81,6 +85,8 @@ class DecodeConfig:
     repetition_stop: bool = False
     repetition_ngram: int = 8
     repetition_count: int = 3
+    # Greedy decoding verifies the drafters' other candidates in the rows a chain leaves spare.
+    draft_tree: bool = True
 
     def __post_init__(self) -> None:
         if self.repetition_stop:
@@ -372,26 +378,78 @@ class SpeculativeDecoder:
         stats.draft_s += drafted - started
 
         k = len(proposal.tokens)
-        features = None
-        if wants_features(drafter):
-            logits, features = self.target.forward_features([pending, *proposal.tokens])
+        tree = self._tree(proposal, sampling)
+        if tree is not None:
+            committed, accepted = self._verify_tree(run, drafter, tree, pending, cached)
+            # The main chain's own fate, for its drafter's statistics.
+            main_accepted = matched_prefix(proposal.tokens, committed)[1]
+            stats.record_step(tree.depth, accepted, proposal.source)
         else:
-            logits = self.target.forward([pending, *proposal.tokens])
-        logits = logits.cpu()
-        stats.target_calls += 1
-        acceptance = self._verify(proposal, logits, sampling, generator)
-        self.target.crop(cached + 1 + acceptance.accepted)
-        if features is not None:
-            # Features of the pending token and the accepted drafts: all committed positions now.
-            feed_features(drafter, cached, features[: acceptance.accepted + 1])
-        stats.verify_s += time.perf_counter() - drafted
-
-        stats.record_step(k, acceptance.accepted, proposal.source)
+            features = None
+            if wants_features(drafter):
+                logits, features = self.target.forward_features([pending, *proposal.tokens])
+            else:
+                logits = self.target.forward([pending, *proposal.tokens])
+            logits = logits.cpu()
+            stats.target_calls += 1
+            acceptance = self._verify(proposal, logits, sampling, generator)
+            self.target.crop(cached + 1 + acceptance.accepted)
+            if features is not None:
+                # Features of the pending token and the accepted drafts: all committed positions now.
+                feed_features(drafter, cached, features[: acceptance.accepted + 1])
+            stats.verify_s += time.perf_counter() - drafted
+            committed, main_accepted = acceptance.committed(proposal.tokens), acceptance.accepted
+            stats.record_step(k, main_accepted, proposal.source)
         if k and not isinstance(drafter, CompositeDrafter):
             # A composite scores all of its members' proposals against the committed tokens itself.
-            self.tracker.record(proposal.source, proposal.match_length, k, acceptance.accepted)
-        drafter.observe(acceptance.accepted, k)
-        self._commit(run, acceptance.committed(proposal.tokens))
+            self.tracker.record(proposal.source, proposal.match_length, k, main_accepted)
+        drafter.observe(main_accepted, k)
+        self._commit(run, committed)
+
+    def _tree(self, proposal: DraftProposal, sampling: SamplingParams) -> DraftTree | None:
+        """A draft tree of the proposal and its branches, if the target verifies trees and the rows its
+        chain's block leaves spare (by the measured cost curve) can hold some; else None (a chain)."""
+        if (
+            not proposal.branches
+            or not proposal.tokens
+            or not sampling.greedy
+            or not self.config.draft_tree
+            or self.config.draft_length is not None
+            or not self.target.supports_tree
+        ):
+            return None
+        cost = self.cost_curve
+        main = min(len(proposal.tokens), cost.max_draft)
+        nodes = main
+        while nodes < cost.max_draft and cost.seconds[nodes + 1] <= cost.seconds[main] * _SPARE_ROW_SLACK:
+            nodes += 1
+        if nodes == main:
+            return None
+        tree = DraftTree.from_chains([proposal.tokens, *proposal.branches], max_nodes=nodes)
+        return None if tree.is_chain else tree
+
+    def _verify_tree(
+        self, run: _Run, drafter: Drafter, tree: DraftTree, pending: int, cached: int
+    ) -> tuple[list[int], int]:
+        """One target forward over the tree's rows, greedy acceptance down the tree, and the cache
+        compacted to the accepted path. Returns the tokens to commit and how many drafts they include."""
+        stats = run.stats
+        started = time.perf_counter()
+        logits, features = self.target.forward_tree(
+            [pending, *tree.tokens], tree.row_parents(), features=wants_features(drafter)
+        )
+        stats.target_calls += 1
+        path, next_token = tree.accept_greedy(logits.cpu())
+        kept = tree.path_rows(path)
+        self.target.keep(cached, kept)
+        if features is not None:
+            feed_features(drafter, cached, features[kept])
+        stats.verify_s += time.perf_counter() - started
+        stats.tree_steps += 1
+        stats.tree_nodes += tree.size
+        if any(node >= tree.main for node in path):
+            stats.branch_accepts += 1
+        return [*tree.path_tokens(path), next_token], len(path)
 
     @staticmethod
     def _verify(

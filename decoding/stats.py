@@ -44,6 +44,11 @@ class DecodeStats:
     peak_rss_bytes: int = 0
     token_times_s: list[float] = field(default_factory=list)
     proposals_by_source: dict[str, int] = field(default_factory=dict)
+    # Steps that verified a draft tree (decoding.draft_tree), their nodes in all, and how many of them
+    # accepted a path that left the main chain (a branch supplied the accepted tokens).
+    tree_steps: int = 0
+    tree_nodes: int = 0
+    branch_accepts: int = 0
 
     def record_step(self, proposed: int, accepted: int, source: str) -> None:
         while len(self.proposed_by_position) < proposed:
@@ -118,6 +123,9 @@ class DecodeStats:
             "acceptance_by_position": self.acceptance_by_position,
             "mean_accepted_length": self.mean_accepted_length,
             "proposals_by_source": dict(self.proposals_by_source),
+            "tree_steps": self.tree_steps,
+            "tree_nodes": self.tree_nodes,
+            "branch_accepts": self.branch_accepts,
             "ttft_s": self.ttft_s,
             "prefill_s": self.prefill_s,
             "inter_token_latency_p50_ms": percentile(latencies, 0.5),

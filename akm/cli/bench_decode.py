@@ -65,7 +65,7 @@ def register(bench_subparsers: argparse._SubParsersAction[argparse.ArgumentParse
         "--draft-head",
         metavar="FILE",
         help=(
-            "trained draft head for draft-head, speculative and speculative-no-head (default: settings.draft_head; "
+            "trained draft head for draft-head, speculative and speculative-chain (default: settings.draft_head; "
             "'auto' is the head `akm train-draft-head` wrote for the target); without one, those methods are left out"
         ),
     )

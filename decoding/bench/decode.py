@@ -39,7 +39,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.generation.streamers import BaseStreamer
 
 from decoding.bench.errors import BenchmarkInputError, import_bench_extra
-from decoding.bench.spec import FORMATS, GROUNDED_FORMATS, HEAD_METHODS, METHODS
+from decoding.bench.spec import FORMATS, GROUNDED_FORMATS, HEAD_METHODS, METHODS, OPT_IN_METHODS
 from decoding.draft_head import DraftHead, DraftHeadDrafter
 from decoding.draft_length import VerifyCostCurve, load_or_measure_verify_cost
 from decoding.drafters import CompositeDrafter, Drafter, EvidenceDrafter, NoDrafter, PromptLookupDrafter
@@ -71,6 +71,8 @@ RESULT_KEYS = (
     "target_calls",
     "proposed_by_position",
     "accepted_by_position",
+    "tree_steps",
+    "branch_accepts",
     "identical_to_plain",
     "first_divergence",
     "finish",
@@ -97,6 +99,8 @@ SUMMARY_KEYS = (
     "vs_best_single_drafter",
     "vs_best_single_drafter_cpu",
     "best_single_drafter",
+    "tree_steps",
+    "branch_accepts",
 )
 REPORT_KEYS = (
     "benchmark",
@@ -152,6 +156,9 @@ class MethodOutcome:
     target_calls: int
     proposed_by_position: list[int] = field(default_factory=list)
     accepted_by_position: list[int] = field(default_factory=list)
+    # Steps that verified a draft tree, and those whose accepted path left the main chain.
+    tree_steps: int = 0
+    branch_accepts: int = 0
     finish: str = ""
 
 
@@ -302,6 +309,7 @@ def default_methods(prompt_format: str, has_head: bool = False) -> list[str]:
         for method in METHODS
         if (method != "evidence" or prompt_format in GROUNDED_FORMATS)
         and (has_head or method not in HEAD_METHODS)
+        and method not in OPT_IN_METHODS
     ]
 
 
@@ -398,6 +406,8 @@ def _own_generate(decoder: SpeculativeDecoder, prompt_ids: list[int], max_new_to
         target_calls=stats.target_calls,
         proposed_by_position=list(stats.proposed_by_position),
         accepted_by_position=list(stats.accepted_by_position),
+        tree_steps=stats.tree_steps,
+        branch_accepts=stats.branch_accepts,
         finish=str(result.finish_reason),
     )
 
@@ -464,10 +474,13 @@ class DecodeBenchmark:
             cost_curve = load_or_measure_verify_cost(model, max_draft, cost_cache_dir)
         self.cost_curve = cost_curve
         config = DecodeConfig(max_draft=max_draft, cost_curve=cost_curve)
+        chains = DecodeConfig(max_draft=max_draft, cost_curve=cost_curve, draft_tree=False)
         # One decoder per own method for the whole run: acceptance statistics build up across
         # prompts as they would in a serving process; the drafter is swapped per prompt.
         self.decoders = {
-            method: SpeculativeDecoder(model, tokenizer, NoDrafter(), config)
+            method: SpeculativeDecoder(
+                model, tokenizer, NoDrafter(), chains if method == "speculative-chain" else config
+            )
             for method in self.methods
             if method in OWN_METHODS
         }
@@ -483,12 +496,12 @@ class DecodeBenchmark:
             return DraftHeadDrafter(self.draft_head)
         if method == "self-speculative" and self.self_drafter is not None:
             return self.self_drafter
-        if method in ("speculative", "speculative-no-head"):
+        if method in ("speculative", "speculative-no-head", "speculative-chain"):
             # The members answers use (akm.answer.generation): evidence, lookup, then the head.
             drafters: list[Drafter] = [PromptLookupDrafter()]
             if prompt.evidence_ids:
                 drafters.insert(0, EvidenceDrafter(prompt.evidence_ids))
-            if method == "speculative" and self.draft_head is not None:
+            if method != "speculative-no-head" and self.draft_head is not None:
                 drafters.append(DraftHeadDrafter(self.draft_head))
             return CompositeDrafter(drafters)
         return NoDrafter()
@@ -576,6 +589,8 @@ def result_record(
         "target_calls": outcome.target_calls,
         "proposed_by_position": outcome.proposed_by_position,
         "accepted_by_position": outcome.accepted_by_position,
+        "tree_steps": outcome.tree_steps,
+        "branch_accepts": outcome.branch_accepts,
         "identical_to_plain": divergence is None,
         "first_divergence": divergence,
         "finish": outcome.finish,
@@ -698,6 +713,8 @@ def _summarize(
         "vs_best_single_drafter": vs_best_single,
         "vs_best_single_drafter_cpu": vs_best_single_cpu,
         "best_single_drafter": best_single,
+        "tree_steps": sum(int(record["tree_steps"]) for record in chosen),
+        "branch_accepts": sum(int(record["branch_accepts"]) for record in chosen),
     }
 
 

@@ -12,8 +12,11 @@ METHODS = (
     "self-speculative",
     "speculative",
     "speculative-no-head",
+    "speculative-chain",
     "hf-plain",
     "hf-pld",
 )
 # Methods that need a trained draft head (`akm train-draft-head`).
 HEAD_METHODS = ("draft-head", "speculative-no-head")
+# Run only when asked for: `speculative` verifying chains only, to show what draft trees add.
+OPT_IN_METHODS = ("speculative-chain",)

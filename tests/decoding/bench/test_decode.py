@@ -291,6 +291,8 @@ def record(
         "target_calls": calls,
         "proposed_by_position": proposed,
         "accepted_by_position": accepted,
+        "tree_steps": 0,
+        "branch_accepts": 0,
         "identical_to_plain": divergence is None,
         "first_divergence": divergence,
         "finish": "length",
