@@ -15,7 +15,8 @@ from decoding.drafters import GREEDY, CompositeDrafter, DraftProposal, PromptLoo
 from decoding.kv_cache import CachedModel
 from decoding.speculative import DecodeConfig, SpeculativeDecoder, plain_generate
 
-from .conftest import tiny_config, tiny_model
+from .conftest import tiny_model
+from .test_lean_llama import _TINY_SHAPE
 
 VOCAB = 16
 
@@ -117,19 +118,23 @@ def test_every_branch_scores_as_if_it_were_alone_and_keep_leaves_the_path_cached
     torch.testing.assert_close(cached.forward([14]), reference.forward([14]), rtol=0, atol=1e-12)
 
 
-class BranchingDrafter:
-    """Proposes a wrong main chain, with the right continuation as a branch (and a wrong one)."""
-
-    name = "branching"
-
-    def __init__(self, reference: list[int]) -> None:
-        self.reference = reference
+class _Drafter:
+    name = "fixed"
 
     def reset(self) -> None:
         pass
 
     def observe(self, accepted: int, proposed: int) -> None:
         pass
+
+
+class BranchingDrafter(_Drafter):
+    """Proposes a wrong main chain, with the right continuation as a branch (and a wrong one)."""
+
+    name = "branching"
+
+    def __init__(self, reference: list[int]) -> None:
+        self.reference = reference
 
     def propose(
         self,
@@ -211,26 +216,8 @@ def test_sampling_and_fixed_lengths_keep_chains(
 def test_a_model_without_the_lean_forward_keeps_chains(
     tokenizer: PreTrainedTokenizerFast, flat_config: DecodeConfig
 ) -> None:
-    base = tiny_config()
-    config = MistralConfig(
-        **{
-            key: getattr(base, key)
-            for key in (
-                "vocab_size",
-                "hidden_size",
-                "intermediate_size",
-                "num_hidden_layers",
-                "num_attention_heads",
-                "num_key_value_heads",
-                "max_position_embeddings",
-                "bos_token_id",
-                "eos_token_id",
-            )
-        },
-        sliding_window=None,
-    )
     torch.manual_seed(5)
-    model = MistralForCausalLM(config).to(torch.float64).eval()
+    model = MistralForCausalLM(MistralConfig(**_TINY_SHAPE)).double().eval()
     with torch.no_grad():
         model.lm_head.weight.mul_(8.0)
     prompt = [0, 2, 3, 4, 5, 6, 7]
@@ -254,15 +241,7 @@ def test_prompt_lookup_offers_the_other_continuations_as_branches() -> None:
 def test_the_composite_offers_the_runners_up_as_branches() -> None:
     context = [0, 2, 3, 4, 9, 2, 3, 5, 8, 2, 3, 4, 7, 1, 2, 3]
 
-    class Fixed:
-        name = "fixed"
-
-        def reset(self) -> None:
-            pass
-
-        def observe(self, accepted: int, proposed: int) -> None:
-            pass
-
+    class Fixed(_Drafter):
         def propose(
             self,
             context_ids: Sequence[int] | torch.Tensor,
