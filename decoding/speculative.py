@@ -8,6 +8,7 @@ plain decode step, so `plain_generate` is this loop with a drafter that proposes
 
 from __future__ import annotations
 
+import copy
 import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -106,6 +107,16 @@ class DecodeResult:
     finish_reason: FinishReason
 
 
+@dataclass(frozen=True)
+class LearntState:
+    """What a decoder carries from one request to the next."""
+
+    tracker: AcceptanceTracker
+    member_ledgers: dict[str, MemberLedger]
+    draft_seconds_per_token: dict[str, float]
+    skipped_drafts: int
+
+
 @dataclass
 class _Run:
     transcript: Transcript
@@ -177,6 +188,21 @@ class SpeculativeDecoder:
             self.config.eos_token_ids if self.config.eos_token_ids is not None else _eos_ids(tokenizer, model)
         )
         self.context_window = context_window(model)
+
+    def learnt_state(self) -> LearntState:
+        """A copy of what this decoder has learnt across requests: acceptance rates, the composite's
+        member ledgers, drafting costs. `restore_learnt_state` puts it back (a benchmark's repeats)."""
+        return copy.deepcopy(
+            LearntState(self.tracker, self.member_ledgers, self.draft_seconds_per_token, self._skipped_drafts)
+        )
+
+    def restore_learnt_state(self, state: LearntState) -> None:
+        state = copy.deepcopy(state)
+        self.tracker, self.member_ledgers = state.tracker, state.member_ledgers
+        self.draft_seconds_per_token, self._skipped_drafts = (
+            state.draft_seconds_per_token,
+            state.skipped_drafts,
+        )
 
     @property
     def cost_curve(self) -> VerifyCostCurve:

@@ -62,6 +62,16 @@ def register(bench_subparsers: argparse._SubParsersAction[argparse.ArgumentParse
     )
     parser.add_argument("--max-draft", type=int, default=16, metavar="K", help="longest draft verified (16)")
     parser.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        metavar="N",
+        help=(
+            "rounds of every method per prompt; each method keeps its fastest round (load only adds "
+            "time), and every round starts from the same learnt acceptance statistics (default 1)"
+        ),
+    )
+    parser.add_argument(
         "--draft-head",
         metavar="FILE",
         help=(
@@ -114,6 +124,8 @@ def run_bench_decode(args: argparse.Namespace, settings: Settings) -> int:
         return _fail("--max-draft must be at least 1")
     if args.self_draft_layers < 1:
         return _fail("--self-draft-layers must be at least 1")
+    if args.repeats < 1:
+        return _fail("--repeats must be at least 1")
     head_choice = args.draft_head if args.draft_head is not None else settings.draft_head
     try:
         if args.plot_out is not None:
@@ -176,6 +188,7 @@ def run_bench_decode(args: argparse.Namespace, settings: Settings) -> int:
             draft_head=head,
             draft_head_file=head_file,
             self_draft_layers=args.self_draft_layers,
+            repeats=args.repeats,
         )
     except (BenchmarkInputError, ValueError) as error:
         return _fail(str(error))

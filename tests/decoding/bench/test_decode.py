@@ -516,6 +516,38 @@ def test_benchmark_runs_end_to_end_and_writes_the_report(
     assert (tmp_path / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_repeats_keep_each_methods_fastest_round_from_the_same_learnt_state(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
+) -> None:
+    common: dict[str, Any] = {
+        "prompt_format": "squad",
+        "prompts_file": "fixture",
+        "methods": ["prompt-lookup", "speculative"],
+        "max_new_tokens": 20,
+        "max_draft": 4,
+        "cost_curve": VerifyCostCurve(tuple(0.05 * (1 + 0.05 * k) for k in range(5))),
+    }
+    messages: list[str] = []
+    once = run_decode_benchmark(target, tokenizer, TINY_PROMPTS, progress=None, **common)
+    thrice = run_decode_benchmark(
+        target, tokenizer, TINY_PROMPTS, progress=messages.append, repeats=3, **common
+    )
+    assert thrice["environment"]["repeats"] == 3 and once["environment"]["repeats"] == 1
+    # One record per prompt and method, whatever the rounds; progress reports the kept round.
+    assert [(row["prompt_id"], row["method"]) for row in thrice["results"]] == [
+        (row["prompt_id"], row["method"]) for row in once["results"]
+    ]
+    assert sum(message.startswith("[") for message in messages) == len(thrice["results"])
+    # Every round starts from the statistics learnt before the prompt, so the rounds decode alike:
+    # the same target calls as a single round.
+    assert [row["target_calls"] for row in thrice["results"]] == [
+        row["target_calls"] for row in once["results"]
+    ]
+    assert all(row["identical_to_plain"] for row in thrice["results"])
+    with pytest.raises(BenchmarkInputError, match="repeats"):
+        run_decode_benchmark(target, tokenizer, TINY_PROMPTS, progress=None, repeats=0, **common)
+
+
 def test_benchmark_reports_divergence_with_logit_gap(
     target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
 ) -> None:
