@@ -3,7 +3,9 @@
 Invariant: the target's KV cache holds every committed token except the last one (the pending
 token). Each step forwards [pending, d1..dk] in one call, which scores all k drafts and yields the
 token after them, then crops the cache to the accepted prefix. With no drafts the same step is a
-plain decode step, so `plain_generate` is this loop with a drafter that proposes nothing.
+plain decode step, so `plain_generate` is this loop with a drafter that proposes nothing. In greedy
+decoding a step may verify a draft tree instead (`decoding.draft_tree`): the drafters' other candidates
+in the rows the chain's block leaves spare; the cache then keeps the accepted path only.
 """
 
 from __future__ import annotations
