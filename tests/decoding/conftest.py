@@ -66,7 +66,31 @@ def draft_model() -> LlamaForCausalLM:
     return tiny_model(seed=2, scale=8.0)
 
 
-class ScriptedDrafter:
+class ContextDrafter:
+    """A test drafter's plumbing: no state to reset or observe; `draft` sees the context as a list."""
+
+    name = "context"
+
+    def reset(self) -> None:
+        pass
+
+    def observe(self, accepted: int, proposed: int) -> None:
+        pass
+
+    def propose(
+        self,
+        context_ids: Sequence[int] | torch.Tensor,
+        k: int,
+        sampling: SamplingParams = GREEDY,
+        generator: torch.Generator | None = None,
+    ) -> DraftProposal:
+        return self.draft(as_token_list(context_ids), k)
+
+    def draft(self, context: list[int], k: int) -> DraftProposal:
+        raise NotImplementedError
+
+
+class ScriptedDrafter(ContextDrafter):
     """Proposes from a fixed reference continuation, optionally corrupted: oracle and adversary in one."""
 
     name = "scripted"
@@ -83,17 +107,7 @@ class ScriptedDrafter:
     def reset(self) -> None:
         self.calls = 0
 
-    def observe(self, accepted: int, proposed: int) -> None:
-        pass
-
-    def propose(
-        self,
-        context_ids: Sequence[int] | torch.Tensor,
-        k: int,
-        sampling: SamplingParams = GREEDY,
-        generator: torch.Generator | None = None,
-    ) -> DraftProposal:
-        context = as_token_list(context_ids)
+    def draft(self, context: list[int], k: int) -> DraftProposal:
         self.calls += 1
         assert context == self.reference[: len(context)], "the decoder committed a token the target would not"
         tokens = self.reference[len(context) : len(context) + k]

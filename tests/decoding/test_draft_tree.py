@@ -8,14 +8,13 @@ import pytest
 import torch
 from transformers import LlamaForCausalLM, MistralConfig, MistralForCausalLM, PreTrainedTokenizerFast
 
-from decoding.acceptance import SamplingParams
 from decoding.draft_length import VerifyCostCurve
 from decoding.draft_tree import DraftTree, row_depths, tree_mask
-from decoding.drafters import GREEDY, CompositeDrafter, DraftProposal, PromptLookupDrafter, as_token_list
+from decoding.drafters import CompositeDrafter, DraftProposal, PromptLookupDrafter
 from decoding.kv_cache import CachedModel
 from decoding.speculative import DecodeConfig, SpeculativeDecoder, plain_generate
 
-from .conftest import tiny_model
+from .conftest import ContextDrafter, tiny_model
 from .test_lean_llama import _TINY_SHAPE
 
 VOCAB = 16
@@ -118,17 +117,7 @@ def test_every_branch_scores_as_if_it_were_alone_and_keep_leaves_the_path_cached
     torch.testing.assert_close(cached.forward([14]), reference.forward([14]), rtol=0, atol=1e-12)
 
 
-class _Drafter:
-    name = "fixed"
-
-    def reset(self) -> None:
-        pass
-
-    def observe(self, accepted: int, proposed: int) -> None:
-        pass
-
-
-class BranchingDrafter(_Drafter):
+class BranchingDrafter(ContextDrafter):
     """Proposes a wrong main chain, with the right continuation as a branch (and a wrong one)."""
 
     name = "branching"
@@ -136,14 +125,7 @@ class BranchingDrafter(_Drafter):
     def __init__(self, reference: list[int]) -> None:
         self.reference = reference
 
-    def propose(
-        self,
-        context_ids: Sequence[int] | torch.Tensor,
-        k: int,
-        sampling: SamplingParams = GREEDY,
-        generator: torch.Generator | None = None,
-    ) -> DraftProposal:
-        context = as_token_list(context_ids)
+    def draft(self, context: list[int], k: int) -> DraftProposal:
         assert context == self.reference[: len(context)], "the decoder committed a token the target would not"
         right = self.reference[len(context) : len(context) + 3]
         if not right:
@@ -241,14 +223,10 @@ def test_prompt_lookup_offers_the_other_continuations_as_branches() -> None:
 def test_the_composite_offers_the_runners_up_as_branches() -> None:
     context = [0, 2, 3, 4, 9, 2, 3, 5, 8, 2, 3, 4, 7, 1, 2, 3]
 
-    class Fixed(_Drafter):
-        def propose(
-            self,
-            context_ids: Sequence[int] | torch.Tensor,
-            k: int,
-            sampling: SamplingParams = GREEDY,
-            generator: torch.Generator | None = None,
-        ) -> DraftProposal:
+    class Fixed(ContextDrafter):
+        name = "fixed"
+
+        def draft(self, context: list[int], k: int) -> DraftProposal:
             return DraftProposal([11, 12], source=self.name, match_length=1)
 
     composite = CompositeDrafter([PromptLookupDrafter(2, 2), Fixed()], cost_curve=VerifyCostCurve.flat(8))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 
 import pytest
 import torch
@@ -11,20 +10,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
-from decoding.acceptance import SamplingParams
 from decoding.draft_length import AcceptanceTracker, VerifyCostCurve
 from decoding.drafters import (
-    GREEDY,
     CompositeDrafter,
     DraftProposal,
     EvidenceDrafter,
     PromptLookupDrafter,
-    as_token_list,
     matched_prefix,
     unique_keys,
 )
 from decoding.speculative import DecodeConfig, SpeculativeDecoder, plain_generate
 from decoding.suffix_automaton import SuffixAutomaton
+
+from .conftest import ContextDrafter
 
 tokens = st.lists(st.integers(min_value=0, max_value=3), max_size=30)
 
@@ -157,7 +155,7 @@ def test_decoder_hands_its_tracker_to_a_composite(
     assert composite.tracker is decoder.tracker
 
 
-class FixedDrafter:
+class FixedDrafter(ContextDrafter):
     """Proposes from a reference continuation: `length` tokens, all wrong when `wrong`; optionally slow."""
 
     def __init__(
@@ -171,23 +169,10 @@ class FixedDrafter:
         self.delay_s = 0.0
         self.calls = 0
 
-    def reset(self) -> None:
-        pass
-
-    def observe(self, accepted: int, proposed: int) -> None:
-        pass
-
-    def propose(
-        self,
-        context_ids: Sequence[int] | torch.Tensor,
-        k: int,
-        sampling: SamplingParams = GREEDY,
-        generator: torch.Generator | None = None,
-    ) -> DraftProposal:
+    def draft(self, context: list[int], k: int) -> DraftProposal:
         self.calls += 1
         if self.delay_s:
             time.sleep(self.delay_s)
-        context = as_token_list(context_ids)
         tokens = self.reference[len(context) : len(context) + min(k, self.length)]
         if self.wrong:
             tokens = [(token + 1) % VOCAB for token in tokens]
