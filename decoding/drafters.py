@@ -361,7 +361,10 @@ class MemberLedger:
     seconds_per_token: float = 0.0
     spent_s: float = 0.0
     saved_s: float = 0.0
+    # Steps it was benched, and steps it was not run because a lookup's proposal was already better
+    # than the best it could be expected to offer.
     skipped: int = 0
+    outbid: int = 0
 
     def record_time(self, seconds: float, tokens: int) -> None:
         per_token = seconds / max(tokens, 1)
@@ -396,8 +399,9 @@ class CompositeDrafter:
       proposal that is half right loses to a short one that is always right when verifying the
       long one costs more than it gains;
     - a member's running time is counted: a costly member (a draft model) is asked only for as
-      many tokens as pay, and a member whose running time exceeds the verify time its wins saved
-      is benched, with an occasional probe run so it can return when the text changes.
+      many tokens as pay, is not run on a step where a lookup member's proposal already beats the
+      best it is expected to offer, and is benched while its running time exceeds the verify time
+      its wins saved, with an occasional probe run so it can return when the text changes.
 
     The decoder hands over its tracker and its members' ledgers (both outlive one request) and its cost curve; with
     no cost curve (a fixed draft length), verification is taken as free and the longest expected
@@ -475,6 +479,22 @@ class CompositeDrafter:
         request = best_draft_length(acceptance, cost, ledger.seconds_per_token)
         return max(request, 1) if self._probing(member) else request
 
+    def _outbid(self, member: int, request: int, cost: VerifyCostCurve, scored: list[ScoredProposal]) -> bool:
+        """Whether a model member need not run: a proposal in hand already commits tokens faster than
+        the best the member's draft of up to `request` tokens is expected to, its own running time
+        included. That is known before it runs, since its acceptance estimates do not depend on what
+        it would propose. Lookups cost microseconds and always run; probe steps run the member."""
+        if not scored or not pays_per_token(self.drafters[member]) or self._probing(member):
+            return False
+        acceptance = self.tracker.estimates(self.keys[member], 0, min(request, cost.max_draft))
+        expected = expected_tokens(acceptance)
+        per_token = self.ledgers[member].seconds_per_token
+        best = max(
+            expected[length] / (cost.seconds[length] + length * per_token)
+            for length in range(1, len(expected))
+        )
+        return max(entry.tokens_per_s for entry in scored) >= best
+
     def _probing(self, member: int) -> bool:
         return (self._step + member) % _PROBE_EVERY == 0
 
@@ -523,11 +543,18 @@ class CompositeDrafter:
         proposals: list[DraftProposal | None] = [None] * len(self.drafters)
         scored: list[ScoredProposal] = []
         leader = self._leader()
-        for member, drafter in enumerate(self.drafters):
+        # Lookups first: a draft model runs only if it could beat the best of their proposals.
+        for member in sorted(
+            range(len(self.drafters)), key=lambda index: pays_per_token(self.drafters[index])
+        ):
+            drafter = self.drafters[member]
             if not self._runs(member, leader):
                 continue
             request = self._request(member, k, cost)
             if request <= 0:
+                continue
+            if self._outbid(member, request, cost, scored):
+                self.ledgers[member].outbid += 1
                 continue
             started = time.perf_counter()
             proposal = drafter.propose(context, request, sampling, generator)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import pytest
 import torch
@@ -311,3 +312,47 @@ def test_composite_members_with_one_name_are_told_apart() -> None:
         "prompt_lookup#1",
         "evidence",
     ]
+
+
+class CostlyDrafter(FixedDrafter):
+    """A right one-token drafter that pays per token, as a draft model does."""
+
+    pays_per_token = True
+
+
+class EveryOtherStep(FixedDrafter):
+    """A lookup that has a match only when the context's length is even."""
+
+    def draft(self, context: list[int], k: int) -> DraftProposal:
+        if len(context) % 2:
+            self.calls += 1
+            return DraftProposal(tokens=[])
+        return super().draft(context, k)
+
+
+def test_a_model_member_is_not_run_when_a_lookup_already_offers_more(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
+) -> None:
+    plain = plain_generate(target, tokenizer, SLOW_PROMPT, 120)
+    reference = SLOW_PROMPT + plain.token_ids
+    lookup = EveryOtherStep("lookup", reference, length=4, match_length=4)
+    model = CostlyDrafter("model", reference, length=1, match_length=0)
+    composite = CompositeDrafter([model, lookup])
+    decoder = SpeculativeDecoder(target, tokenizer, composite, DecodeConfig(cost_curve=CPU_CURVE))
+    silent: list[bool] = []
+    propose = lookup.propose
+
+    def counted(context_ids: Sequence[int] | torch.Tensor, k: int, *args: object) -> DraftProposal:
+        proposal = propose(context_ids, k)
+        silent.append(not proposal.tokens)
+        return proposal
+
+    lookup.propose = counted  # type: ignore[method-assign]
+    result = decoder.generate(SLOW_PROMPT, 120)
+    assert result.token_ids == plain.token_ids
+    steps = len(silent)
+    assert 0 < sum(silent) < steps
+    # Run where the lookup had nothing (and on probe steps), never where its 4 sure tokens beat one.
+    outbid = composite.ledgers[0].outbid
+    assert outbid > 0 and model.calls + outbid <= steps
+    assert sum(silent) <= model.calls <= sum(silent) + steps // 16 + 1, (model.calls, sum(silent), steps)
