@@ -47,6 +47,7 @@ from decoding.drafters import (
     pays_per_token,
     wants_features,
 )
+from decoding.history import OutputHistory
 from decoding.kv_cache import CachedModel
 from decoding.models import context_window
 from decoding.stats import DecodeStats, peak_rss_bytes
@@ -90,8 +91,12 @@ class DecodeConfig:
     repetition_count: int = 3
     # Greedy decoding verifies the drafters' other candidates in the rows a chain leaves spare.
     draft_tree: bool = True
+    # Output tokens of earlier requests the decoder keeps for `HistoryDrafter` (0 = keep none).
+    history_tokens: int = 16384
 
     def __post_init__(self) -> None:
+        if self.history_tokens < 0:
+            raise ValueError(f"history_tokens must be >= 0, got {self.history_tokens}")
         if self.repetition_stop:
             self.repetition_rule()  # refuse an impossible rule when the config is made, not mid-request
 
@@ -117,6 +122,7 @@ class LearntState:
     member_ledgers: dict[str, MemberLedger]
     draft_seconds_per_token: dict[str, float]
     skipped_drafts: int
+    history: OutputHistory | None
 
 
 @dataclass
@@ -186,6 +192,8 @@ class SpeculativeDecoder:
         # real cost that the choice of k must weigh, a lookup's microseconds are not.
         self.draft_seconds_per_token: dict[str, float] = {}
         self._skipped_drafts = 0
+        # The outputs of earlier requests, for a HistoryDrafter (decoding.history).
+        self.history = OutputHistory(self.config.history_tokens) if self.config.history_tokens else None
         self.eos_token_ids = (
             self.config.eos_token_ids if self.config.eos_token_ids is not None else _eos_ids(tokenizer, model)
         )
@@ -193,9 +201,16 @@ class SpeculativeDecoder:
 
     def learnt_state(self) -> LearntState:
         """A copy of what this decoder has learnt across requests: acceptance rates, the composite's
-        member ledgers, drafting costs. `restore_learnt_state` puts it back (a benchmark's repeats)."""
+        member ledgers, drafting costs, earlier outputs. `restore_learnt_state` puts it back (a
+        benchmark's repeats)."""
         return copy.deepcopy(
-            LearntState(self.tracker, self.member_ledgers, self.draft_seconds_per_token, self._skipped_drafts)
+            LearntState(
+                self.tracker,
+                self.member_ledgers,
+                self.draft_seconds_per_token,
+                self._skipped_drafts,
+                self.history,
+            )
         )
 
     def restore_learnt_state(self, state: LearntState) -> None:
@@ -205,6 +220,8 @@ class SpeculativeDecoder:
             state.draft_seconds_per_token,
             state.skipped_drafts,
         )
+        # A HistoryDrafter built before this call still reads the history it was given.
+        self.history = state.history
 
     @property
     def cost_curve(self) -> VerifyCostCurve:
@@ -320,6 +337,8 @@ class SpeculativeDecoder:
             transcript.finish(FinishReason.LENGTH)
         stats.new_tokens = len(transcript.tokens)
         stats.wall_s = time.perf_counter() - run.started
+        if self.history is not None:
+            self.history.add(prompt, transcript.tokens)
         stats.peak_rss_bytes = peak_rss_bytes()
         run.result = DecodeResult(
             token_ids=list(transcript.tokens),

@@ -18,6 +18,7 @@ from akm.answer.prompt import EvidencePrompt
 from akm.answer.results import GeneratedAnswer
 from decoding.draft_head import DraftHead, DraftHeadDrafter
 from decoding.drafters import CompositeDrafter, Drafter, EvidenceDrafter, ModelDrafter, PromptLookupDrafter
+from decoding.history import HistoryDrafter
 from decoding.speculative import DecodeConfig, SpeculativeDecoder
 
 
@@ -119,6 +120,9 @@ class SpeculativeAnswerGenerator:
         drafters: list[Drafter] = [PromptLookupDrafter()]
         if passage_ids:
             drafters.insert(0, EvidenceDrafter(passage_ids))
+        if self.decoder.history is not None:
+            # This process's earlier answers: their recurring phrasing is in no prompt.
+            drafters.append(HistoryDrafter(self.decoder.history))
         if self.model_drafter is not None:
             drafters.append(self.model_drafter)
         if self.draft_head is not None:

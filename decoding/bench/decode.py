@@ -7,11 +7,15 @@ methods alike instead of whichever method happened to run during a busy minute.
 Methods:
 - `plain`: own decode loop with no drafter (the baseline every speedup is relative to).
 - `prompt-lookup`, `evidence`: own speculative decoding with one drafter and adaptive draft length.
+- `history` (opt-in): the same with the decoder's earlier outputs as the one drafter
+  (`decoding.history`); each method's decoder keeps the outputs of the prompts before, in order.
 - `draft-head`: own speculative decoding with a trained draft head (`decoding.draft_head`) alone.
 - `self-speculative`: the target's first layers + its LM head as the draft model (no training).
-- `speculative`: own default composite (evidence passages, prompt lookup, and the draft head when
-  one is given), adaptive length: what answers use.
+- `speculative`: own default composite (evidence passages, prompt lookup, earlier outputs, and the
+  draft head when one is given), adaptive length: what answers use.
 - `speculative-no-head`: the same composite without the draft head, to show what the head adds.
+- `speculative-chain`, `speculative-no-history` (opt-in): the composite verifying chains only, and
+  the composite without earlier outputs, to show what draft trees and the history add.
 - `hf-plain`: `model.generate` greedy with its KV cache.
 - `hf-pld`: `model.generate(prompt_lookup_num_tokens=10)`.
 
@@ -43,6 +47,7 @@ from decoding.bench.spec import FORMATS, GROUNDED_FORMATS, HEAD_METHODS, METHODS
 from decoding.draft_head import DraftHead, DraftHeadDrafter
 from decoding.draft_length import VerifyCostCurve, load_or_measure_verify_cost
 from decoding.drafters import CompositeDrafter, Drafter, EvidenceDrafter, NoDrafter, PromptLookupDrafter
+from decoding.history import HistoryDrafter
 from decoding.models import chat_prompt_ids
 from decoding.packed_linear import PackedLinear
 from decoding.self_draft import DEFAULT_SELF_DRAFT_LAYERS, self_drafter
@@ -55,7 +60,8 @@ BASELINE = "plain"
 # The peer every method is also compared with, and the single drafters the composite must match.
 PEER = "hf-pld"
 COMPOSITE = "speculative"
-SINGLE_DRAFTERS = ("prompt-lookup", "evidence", "draft-head")
+SINGLE_DRAFTERS = ("prompt-lookup", "evidence", "history", "draft-head")
+COMPOSITES = ("speculative", "speculative-no-head", "speculative-chain", "speculative-no-history")
 ALL_CATEGORIES = "all"
 HF_PROMPT_LOOKUP_TOKENS = 10
 WARMUP_TOKENS = 16
@@ -500,11 +506,16 @@ class DecodeBenchmark:
             return DraftHeadDrafter(self.draft_head)
         if method == "self-speculative" and self.self_drafter is not None:
             return self.self_drafter
-        if method in ("speculative", "speculative-no-head", "speculative-chain"):
-            # The members answers use (akm.answer.generation): evidence, lookup, then the head.
+        history = self.decoders[method].history if method in self.decoders else None
+        if method == "history" and history is not None:
+            return HistoryDrafter(history)
+        if method in COMPOSITES:
+            # The members answers use (akm.answer.generation): evidence, lookup, earlier outputs, the head.
             drafters: list[Drafter] = [PromptLookupDrafter()]
             if prompt.evidence_ids:
                 drafters.insert(0, EvidenceDrafter(prompt.evidence_ids))
+            if method != "speculative-no-history" and history is not None:
+                drafters.append(HistoryDrafter(history))
             if method != "speculative-no-head" and self.draft_head is not None:
                 drafters.append(DraftHeadDrafter(self.draft_head))
             return CompositeDrafter(drafters)
@@ -522,9 +533,13 @@ class DecodeBenchmark:
         return _own_generate(decoder, prompt.ids, max_new_tokens)
 
     def warm_up(self, prompt: EncodedPrompt) -> None:
-        """One short run of every method, so first-call costs land outside the measurements."""
+        """One short run of every method, so first-call costs land outside the measurements; the own
+        decoders then forget it (its output must not be in a history when the prompt is measured)."""
+        saved = {method: decoder.learnt_state() for method, decoder in self.decoders.items()}
         for method in self.methods:
             self.run_method(method, prompt, min(WARMUP_TOKENS, self.max_new_tokens))
+        for method, state in saved.items():
+            self.decoders[method].restore_learnt_state(state)
 
     def _divergence(
         self, prompt: EncodedPrompt, plain: list[int], tokens: list[int]

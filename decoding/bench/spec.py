@@ -8,15 +8,18 @@ METHODS = (
     "plain",
     "prompt-lookup",
     "evidence",
+    "history",
     "draft-head",
     "self-speculative",
     "speculative",
     "speculative-no-head",
     "speculative-chain",
+    "speculative-no-history",
     "hf-plain",
     "hf-pld",
 )
 # Methods that need a trained draft head (`akm train-draft-head`).
 HEAD_METHODS = ("draft-head", "speculative-no-head")
-# Run only when asked for: `speculative` verifying chains only, to show what draft trees add.
-OPT_IN_METHODS = ("speculative-chain",)
+# Run only when asked for: `history` alone (earlier outputs), `speculative` verifying chains only
+# (what draft trees add), and `speculative` without the history drafter (what earlier outputs add).
+OPT_IN_METHODS = ("history", "speculative-chain", "speculative-no-history")

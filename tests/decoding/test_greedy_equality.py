@@ -16,6 +16,7 @@ from decoding.drafters import (
     ModelDrafter,
     PromptLookupDrafter,
 )
+from decoding.history import HistoryDrafter, OutputHistory
 from decoding.speculative import DecodeConfig, SpeculativeDecoder, plain_generate
 
 from .conftest import ScriptedDrafter
@@ -58,6 +59,14 @@ def evidence(prompt: list[int], reference: list[int], draft: LlamaForCausalLM) -
     return EvidenceDrafter([[3, 4, 5, 6, 7, 8], reference[5:25], [9, 9, 2, 3]])
 
 
+def history(prompt: list[int], reference: list[int], draft: LlamaForCausalLM) -> Drafter:
+    # Earlier outputs: one holds part of the true continuation, one is noise after the same prompt.
+    earlier = OutputHistory(64, lead=4)
+    earlier.add(prompt, [9, 9, 2, 3, 9, 9, 4])
+    earlier.add(prompt[:2], reference[4:30])
+    return HistoryDrafter(earlier)
+
+
 def composite(prompt: list[int], reference: list[int], draft: LlamaForCausalLM) -> Drafter:
     return CompositeDrafter([evidence(prompt, reference, draft), PromptLookupDrafter(min_ngram=1)])
 
@@ -78,6 +87,7 @@ DRAFTERS: dict[str, DrafterFactory] = {
     "flaky_oracle": flaky_oracle,
     "prompt_lookup": prompt_lookup,
     "evidence": evidence,
+    "history": history,
     "composite": composite,
     "model": model_drafter,
     "composite_with_model": composite_with_model,
