@@ -170,6 +170,7 @@ class Runtime:
             cost_cache_dir=settings.model_cache_dir,
             model_drafter=self._load_model_drafter(loaded) if settings.draft_model else None,
             draft_head=self._load_draft_head(loaded),
+            history_tokens=settings.decode_history_tokens,
         )
         freeze_loaded_objects()
         return generator

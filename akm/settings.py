@@ -43,6 +43,9 @@ class Settings(BaseSettings):
     prepack_weights: bool = False
     torch_threads: int = Field(default=0, ge=0)
     max_new_tokens: int = Field(default=160, ge=0, le=4096)
+    # Output tokens of earlier answers the decoder keeps in memory to draft from (decoding.history);
+    # 0: none.
+    decode_history_tokens: int = Field(default=16384, ge=0)
     # OpenTelemetry spans per answer stage (akm.tracing): off, console (stderr) or otlp.
     tracing: Literal["off", "console", "otlp"] = "off"
     # REST uploads (POST /v1/sources): a folder inside one of the manifest's file roots, relative

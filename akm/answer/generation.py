@@ -34,6 +34,7 @@ class SpeculativeAnswerGenerator:
         max_draft: int = 8,
         model_drafter: ModelDrafter | None = None,
         draft_head: DraftHead | None = None,
+        history_tokens: int = 16384,
     ) -> None:
         from decoding.models import chat_prompt_ids
 
@@ -49,7 +50,13 @@ class SpeculativeAnswerGenerator:
             tokenizer,
             # An answer that starts looping has said what it will say: stop instead of spending
             # the whole token budget on the loop.
-            config=DecodeConfig(max_draft=max_draft, cost_cache_dir=cost_cache_dir, repetition_stop=True),
+            # history_tokens: the outputs of earlier answers kept to draft from (0 = none).
+            config=DecodeConfig(
+                max_draft=max_draft,
+                cost_cache_dir=cost_cache_dir,
+                repetition_stop=True,
+                history_tokens=history_tokens,
+            ),
         )
 
     def stream(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -100,3 +101,23 @@ def test_a_missing_draft_model_is_refused(tmp_path: Path) -> None:
     runtime = Runtime.from_settings(load_settings(data_dir=tmp_path, draft_model=str(tmp_path / "nowhere")))
     with pytest.raises(ModelUnavailableError, match="model directory not found"):
         runtime._load_model_drafter(_loaded(_model(1), _tokenizer()))
+
+
+def test_a_repeated_question_drafts_from_the_first_answer_unless_history_is_off() -> None:
+    tokenizer = _tokenizer()
+    target = _model(1)
+
+    def ask(generator: SpeculativeAnswerGenerator) -> Any:
+        return run_to_end(generator.stream(PROMPT, max_new_tokens=24, temperature=0.0, seed=0))
+
+    remembering = SpeculativeAnswerGenerator(target, tokenizer, max_draft=4)
+    first, second = ask(remembering), ask(remembering)
+    assert second.text == first.text
+    assert "history" in second.decode["drafters"]
+    assert "history" not in first.decode["proposals_by_source"]
+    assert second.decode["proposals_by_source"].get("history", 0) > 0
+    forgetting = SpeculativeAnswerGenerator(target, tokenizer, max_draft=4, history_tokens=0)
+    again = [ask(forgetting), ask(forgetting)]
+    assert [answer.text for answer in again] == [first.text, first.text]
+    assert "history" not in again[1].decode["drafters"]
+    assert "history" not in again[1].decode["proposals_by_source"]
