@@ -103,7 +103,7 @@ def test_a_missing_draft_model_is_refused(tmp_path: Path) -> None:
         runtime._load_model_drafter(_loaded(_model(1), _tokenizer()))
 
 
-def test_a_repeated_question_drafts_from_the_first_answer_unless_history_is_off() -> None:
+def test_answers_are_remembered_for_the_history_drafter_unless_history_is_off() -> None:
     tokenizer = _tokenizer()
     target = _model(1)
 
@@ -111,13 +111,15 @@ def test_a_repeated_question_drafts_from_the_first_answer_unless_history_is_off(
         return run_to_end(generator.stream(PROMPT, max_new_tokens=24, temperature=0.0, seed=0))
 
     remembering = SpeculativeAnswerGenerator(target, tokenizer, max_draft=4)
-    first, second = ask(remembering), ask(remembering)
-    assert second.text == first.text
-    assert "history" in second.decode["drafters"]
-    assert "history" not in first.decode["proposals_by_source"]
-    assert second.decode["proposals_by_source"].get("history", 0) > 0
+    history = remembering.decoder.history
+    assert history is not None and history.outputs == 0
+    first = ask(remembering)
+    # The answer's tokens are kept (drafting from them is tested in tests/decoding/test_history.py).
+    answer_ids = tokenizer(first.text, add_special_tokens=False)["input_ids"]
+    assert history.outputs == 1 and history.text[-1 - len(answer_ids) : -1] == answer_ids
+    second = ask(remembering)
+    assert second.text == first.text and "history" in second.decode["drafters"]
     forgetting = SpeculativeAnswerGenerator(target, tokenizer, max_draft=4, history_tokens=0)
-    again = [ask(forgetting), ask(forgetting)]
-    assert [answer.text for answer in again] == [first.text, first.text]
-    assert "history" not in again[1].decode["drafters"]
-    assert "history" not in again[1].decode["proposals_by_source"]
+    assert forgetting.decoder.history is None
+    again = ask(forgetting)
+    assert again.text == first.text and "history" not in again.decode["drafters"]
