@@ -10,7 +10,9 @@ supported claim that is also responsive:
 * it holds the kind of answer a typed question asks for, and its score (the sentence score of ``akm.answer.selection``: terms, terms with context, similarity
   and whether it fills the question's answer type — a date for "when", a number for "how many", a
   name for "who", a place for "where", a cause for "why") reaches ``SCORE_MIN``;
-* it adds something: a claim that only restates the question, or talks about "the text", does not.
+* it adds something: a claim that only restates the question, or talks about "the text", does not;
+  nor does one that ends on a demonstrative standing for the very thing asked ("X.25 uses what
+  network type?" → "... uses this network type.").
 
 The check and its reason are recorded among the packet's verdict reasons. When no supported claim
 passes it, the verdict is HOLD with the reason "no passage in scope answers the question".
@@ -29,7 +31,7 @@ from akm.answer.selection import (
     fills_answer_type,
     question_similarities,
 )
-from akm.answer.tidy import is_non_answer
+from akm.answer.tidy import is_non_answer, refers_back
 from akm.embedding import Embedder
 
 # The weighted share of the question's terms that the claim and its supporting passage must hold.
@@ -72,6 +74,8 @@ class _ClaimCheck:
     type_found: bool
     adds: bool
     typed: bool = False
+    # The demonstrative phrase that stands where the asked-for thing should ("this network type").
+    refers: str | None = None
 
     @property
     def passes(self) -> bool:
@@ -80,7 +84,14 @@ class _ClaimCheck:
         )
         # A "how many" answered without a number, a "when" without a date, is not an answer.
         typed_ok = self.type_found or not self.typed
-        return self.adds and typed_ok and self.focus >= FOCUS_MIN and close and self.strength >= SCORE_MIN
+        return (
+            self.adds
+            and self.refers is None
+            and typed_ok
+            and self.focus >= FOCUS_MIN
+            and close
+            and self.strength >= SCORE_MIN
+        )
 
     @property
     def strength(self) -> float:
@@ -94,6 +105,7 @@ class _ClaimCheck:
             f"(needs {FOCUS_MIN:.2f}), {self.terms:.2f} in the claim, similarity {similarity}, "
             f"answer type {'found' if self.type_found else 'not found'}"
             + ("" if self.adds else ", adds nothing to the question")
+            + ("" if self.refers is None else f", answers with a reference back ('{self.refers}')")
         )
 
 
@@ -115,6 +127,7 @@ def check_responsiveness(
                 similarity=similarity,
                 type_found=fills_answer_type(claim.text, focus.answer_type, focus.question),
                 adds=not is_non_answer(claim.text, focus.question),
+                refers=refers_back(claim.text, focus.question),
                 typed=focus.answer_type != "any",
             )
         )

@@ -64,6 +64,29 @@ def is_non_answer(sentence: str, question: str) -> bool:
     return not (set(content_terms(sentence)) - asked)
 
 
+# A demonstrative phrase that ends a sentence: "... uses this network type."
+_DEMONSTRATIVE_END = re.compile(
+    r"\b(?:this|that|these|those|such)\s+((?:[\w.'’-]+\s+){0,2}[\w.'’-]+)\W*$", re.IGNORECASE
+)
+# What a "what ..." / "which ..." question asks for: the words after the question word.
+_ASKED_KIND = re.compile(r"\b(?:what|which)\s+((?:[\w.'’-]+\s+){0,2}[\w.'’-]+)", re.IGNORECASE)
+
+
+def refers_back(sentence: str, question: str) -> str | None:
+    """The demonstrative phrase a sentence ends with where the question asks for that very thing,
+    or None: "X.25 uses what type network type?" → "The X.25 protocol suite uses this network type."
+    A passage that names the thing earlier and then says "this network type" is supported, but the
+    sentence does not say which type. One that goes on ("This type is called ...") is not caught.
+    """
+    ending = _DEMONSTRATIVE_END.search(sentence.strip())
+    asked = _ASKED_KIND.search(question)
+    if ending is None or asked is None:
+        return None
+    if set(content_terms(ending.group(1))) & set(content_terms(asked.group(1))):
+        return ending.group(0).strip().rstrip(".!?")
+    return None
+
+
 def drop_non_answers(text: str, question: str) -> str:
     """``text`` without its non-answer sentences (see :func:`is_non_answer`)."""
     kept = [
@@ -74,4 +97,4 @@ def drop_non_answers(text: str, question: str) -> str:
     return " ".join(sentence for sentence in kept if sentence)
 
 
-__all__ = ["drop_non_answers", "is_non_answer", "tidy_answer"]
+__all__ = ["drop_non_answers", "is_non_answer", "refers_back", "tidy_answer"]

@@ -9,7 +9,7 @@ import pytest
 
 from akm.answer.responsiveness import NO_ANSWER_REASON, ClaimInContext, check_responsiveness
 from akm.answer.selection import answer_type_of, question_focus, select_evidence
-from akm.answer.tidy import drop_non_answers, is_non_answer
+from akm.answer.tidy import drop_non_answers, is_non_answer, refers_back
 from akm.support import ReadEvidence
 
 BRIDGE = (
@@ -120,6 +120,42 @@ def test_a_restatement_of_the_question_is_not_responsive() -> None:
     verdict = check_responsiveness(focus, [_claim("The Kestrel Harbour Bridge was opened to traffic.")], None)
     assert not verdict.responsive
     assert "adds nothing to the question" in verdict.reason
+
+
+X25 = (
+    "X.25 is a standard suite of protocols for packet-switched communication over a wide area network. "
+    "The X.25 protocol suite uses this network type."
+)
+
+
+def test_a_claim_ending_on_this_for_the_asked_thing_is_not_responsive() -> None:
+    focus = question_focus("X.25 uses what type network type")
+    claim = "The X.25 protocol suite uses this network type."
+    verdict = check_responsiveness(focus, [_claim(claim, X25)], None)
+    assert not verdict.responsive, verdict.reason
+    assert "answers with a reference back ('this network type')" in verdict.reason
+    # Naming the type answers it, demonstrative or not.
+    named = "The X.25 protocol suite uses this network type: a packet-switched wide area network."
+    assert check_responsiveness(focus, [_claim(named, X25)], None).responsive
+
+
+@pytest.mark.parametrize(
+    ("sentence", "question", "expected"),
+    [
+        pytest.param(
+            "X.25 uses this network type.", "X.25 uses what network type?", "this network type", id="asked"
+        ),
+        pytest.param(
+            "This type of engine is called a turbine.", "What type of engine is it?", None, id="goes-on"
+        ),
+        pytest.param("Tesla designed these systems.", "Who designed the systems?", None, id="not-what"),
+        pytest.param(
+            "The court restored that patent.", "Which entity restored the patent?", None, id="other-thing"
+        ),
+    ],
+)
+def test_refers_back(sentence: str, question: str, expected: str | None) -> None:
+    assert refers_back(sentence, question) == expected
 
 
 def test_no_supported_claim_is_no_answer() -> None:
