@@ -95,10 +95,18 @@ def as_token_list(context_ids: Sequence[int] | torch.Tensor) -> list[int]:
     return [int(token) for token in context_ids]
 
 
-class NoDrafter:
-    """Proposes nothing: speculative decoding with it is plain decoding."""
+class ContextDrafter:
+    """The plumbing of a drafter that reads the context as a token list and proposes the same tokens
+    whatever the sampling parameters (a lookup): `propose` hands `draft` the context and k; `reset`
+    and `observe` do nothing unless a subclass keeps state."""
 
-    name = "none"
+    name = "context"
+
+    def reset(self) -> None:
+        pass
+
+    def observe(self, accepted: int, proposed: int) -> None:
+        pass
 
     def propose(
         self,
@@ -107,13 +115,19 @@ class NoDrafter:
         sampling: SamplingParams = GREEDY,
         generator: torch.Generator | None = None,
     ) -> DraftProposal:
+        return self.draft(as_token_list(context_ids), k)
+
+    def draft(self, context: list[int], k: int) -> DraftProposal:
+        raise NotImplementedError
+
+
+class NoDrafter(ContextDrafter):
+    """Proposes nothing: speculative decoding with it is plain decoding."""
+
+    name = "none"
+
+    def draft(self, context: list[int], k: int) -> DraftProposal:
         return EMPTY_PROPOSAL
-
-    def reset(self) -> None:
-        pass
-
-    def observe(self, accepted: int, proposed: int) -> None:
-        pass
 
 
 def check_vocabulary(
@@ -195,7 +209,7 @@ class ModelDrafter:
         return DraftProposal(tokens=tokens, probs=probs, source=self.name)
 
 
-class PromptLookupDrafter:
+class PromptLookupDrafter(ContextDrafter):
     """Copies what followed the most recent earlier occurrence of the context's last n tokens.
 
     When that occurrence is close to the end (the text repeats itself), the copy runs on through the
@@ -215,20 +229,7 @@ class PromptLookupDrafter:
         self.max_ngram = max_ngram
         self.alternatives = alternatives
 
-    def reset(self) -> None:
-        pass
-
-    def observe(self, accepted: int, proposed: int) -> None:
-        pass
-
-    def propose(
-        self,
-        context_ids: Sequence[int] | torch.Tensor,
-        k: int,
-        sampling: SamplingParams = GREEDY,
-        generator: torch.Generator | None = None,
-    ) -> DraftProposal:
-        context = as_token_list(context_ids)
+    def draft(self, context: list[int], k: int) -> DraftProposal:
         if k <= 0:
             return EMPTY_PROPOSAL
         size = len(context)
@@ -269,7 +270,7 @@ def _copy_forward(context: list[int], source: int, k: int) -> list[int]:
     return tokens
 
 
-class EvidenceDrafter:
+class EvidenceDrafter(ContextDrafter):
     """Proposes the continuation, inside the evidence passages, of the longest matching context suffix."""
 
     name = "evidence"
@@ -284,9 +285,6 @@ class EvidenceDrafter:
         self._seen = []
         self._match = SuffixMatch(length=0, state=0)
 
-    def observe(self, accepted: int, proposed: int) -> None:
-        pass
-
     def _match_context(self, context: list[int]) -> SuffixMatch:
         seen = len(self._seen)
         if seen <= len(context) and context[:seen] == self._seen:
@@ -296,14 +294,8 @@ class EvidenceDrafter:
         self._seen = context
         return self._match
 
-    def propose(
-        self,
-        context_ids: Sequence[int] | torch.Tensor,
-        k: int,
-        sampling: SamplingParams = GREEDY,
-        generator: torch.Generator | None = None,
-    ) -> DraftProposal:
-        match = self._match_context(as_token_list(context_ids))
+    def draft(self, context: list[int], k: int) -> DraftProposal:
+        match = self._match_context(context)
         if k <= 0 or match.length < self.min_match:
             return EMPTY_PROPOSAL
         tokens, length = self.automaton.continuation(match, k)

@@ -19,10 +19,7 @@ from bisect import bisect_right
 from collections import Counter, deque
 from collections.abc import Sequence
 
-import torch
-
-from decoding.acceptance import SamplingParams
-from decoding.drafters import EMPTY_PROPOSAL, GREEDY, DraftProposal, as_token_list
+from decoding.drafters import EMPTY_PROPOSAL, ContextDrafter, DraftProposal
 
 # Between outputs in the joined text: no context token equals it, so no match crosses two outputs.
 _SEPARATOR = -1
@@ -146,7 +143,7 @@ class OutputHistory:
         return tokens
 
 
-class HistoryDrafter:
+class HistoryDrafter(ContextDrafter):
     """Proposes what followed the context's longest suffix in the decoder's earlier outputs.
 
     The proposal's `match_length` is the number of output tokens in the match (the prompt's lead
@@ -176,22 +173,9 @@ class HistoryDrafter:
         self.alternatives = alternatives
         self.scan_limit = scan_limit
 
-    def reset(self) -> None:
-        pass
-
-    def observe(self, accepted: int, proposed: int) -> None:
-        pass
-
-    def propose(
-        self,
-        context_ids: Sequence[int] | torch.Tensor,
-        k: int,
-        sampling: SamplingParams = GREEDY,
-        generator: torch.Generator | None = None,
-    ) -> DraftProposal:
+    def draft(self, context: list[int], k: int) -> DraftProposal:
         if k <= 0 or not self.history.text:
             return EMPTY_PROPOSAL
-        context = as_token_list(context_ids)
         found = self.history.occurrences(context, self.max_match, self.scan_limit)
         if not found or found[0][0] < self.min_match:
             return EMPTY_PROPOSAL

@@ -9,8 +9,7 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-from decoding.acceptance import SamplingParams
-from decoding.drafters import GREEDY, DraftProposal, as_token_list
+from decoding.drafters import ContextDrafter, DraftProposal
 
 # Token 0 is BOS, 1 is EOS, 2..15 are the letters a..n.
 TINY_VOCAB = ["<s>", "</s>", *"abcdefghijklmn"]
@@ -64,30 +63,6 @@ def target() -> LlamaForCausalLM:
 @pytest.fixture(scope="session")
 def draft_model() -> LlamaForCausalLM:
     return tiny_model(seed=2, scale=8.0)
-
-
-class ContextDrafter:
-    """A test drafter's plumbing: no state to reset or observe; `draft` sees the context as a list."""
-
-    name = "context"
-
-    def reset(self) -> None:
-        pass
-
-    def observe(self, accepted: int, proposed: int) -> None:
-        pass
-
-    def propose(
-        self,
-        context_ids: Sequence[int] | torch.Tensor,
-        k: int,
-        sampling: SamplingParams = GREEDY,
-        generator: torch.Generator | None = None,
-    ) -> DraftProposal:
-        return self.draft(as_token_list(context_ids), k)
-
-    def draft(self, context: list[int], k: int) -> DraftProposal:
-        raise NotImplementedError
 
 
 class ScriptedDrafter(ContextDrafter):

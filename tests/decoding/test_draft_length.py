@@ -8,13 +8,13 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
 from decoding import draft_length
-from decoding.acceptance import SamplingParams
 from decoding.draft_length import (
     COST_CACHE_FORMAT,
     REMEASURE_ENV,
@@ -28,7 +28,7 @@ from decoding.draft_length import (
     measure_verify_cost,
     monotone,
 )
-from decoding.drafters import GREEDY, DraftProposal, ModelDrafter
+from decoding.drafters import DraftProposal, ModelDrafter
 from decoding.speculative import DecodeConfig, SpeculativeDecoder
 
 # The CPU curve from the measured SmolLM2 numbers: k=1 costs 1.7x a plain step, k=8 about 2x.
@@ -228,16 +228,10 @@ class SlowModelDrafter(ModelDrafter):
         super().__init__(model, target_vocab_size=vocab_size)
         self.requested: list[int] = []
 
-    def propose(
-        self,
-        context_ids: Sequence[int] | torch.Tensor,
-        k: int,
-        sampling: SamplingParams = GREEDY,
-        generator: torch.Generator | None = None,
-    ) -> DraftProposal:
+    def propose(self, context_ids: Sequence[int] | torch.Tensor, k: int, *rest: Any) -> DraftProposal:
         self.requested.append(k)
         time.sleep(0.02 * k)
-        return super().propose(context_ids, k, sampling, generator)
+        return super().propose(context_ids, k, *rest)
 
 
 def test_model_draft_time_is_weighed_against_verify_cost(

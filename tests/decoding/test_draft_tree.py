@@ -10,11 +10,11 @@ from transformers import LlamaForCausalLM, MistralConfig, MistralForCausalLM, Pr
 
 from decoding.draft_length import VerifyCostCurve
 from decoding.draft_tree import DraftTree, row_depths, tree_mask
-from decoding.drafters import CompositeDrafter, DraftProposal, PromptLookupDrafter
+from decoding.drafters import CompositeDrafter, ContextDrafter, DraftProposal, PromptLookupDrafter
 from decoding.kv_cache import CachedModel
 from decoding.speculative import DecodeConfig, SpeculativeDecoder, plain_generate
 
-from .conftest import ContextDrafter, tiny_model
+from .conftest import tiny_model
 from .test_lean_llama import _TINY_SHAPE
 
 VOCAB = 16

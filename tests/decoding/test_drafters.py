@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 
 import pytest
 import torch
@@ -14,6 +13,7 @@ from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 from decoding.draft_length import AcceptanceTracker, VerifyCostCurve
 from decoding.drafters import (
     CompositeDrafter,
+    ContextDrafter,
     DraftProposal,
     EvidenceDrafter,
     PromptLookupDrafter,
@@ -22,8 +22,6 @@ from decoding.drafters import (
 )
 from decoding.speculative import DecodeConfig, SpeculativeDecoder, plain_generate
 from decoding.suffix_automaton import SuffixAutomaton
-
-from .conftest import ContextDrafter
 
 tokens = st.lists(st.integers(min_value=0, max_value=3), max_size=30)
 
@@ -321,10 +319,15 @@ class CostlyDrafter(FixedDrafter):
 
 
 class EveryOtherStep(FixedDrafter):
-    """A lookup that has a match only when the context's length is even."""
+    """A lookup that has a match only when the context's length is even; `silent` records each step."""
+
+    def __init__(self, name: str, reference: list[int], *, length: int, match_length: int) -> None:
+        super().__init__(name, reference, length=length, match_length=match_length)
+        self.silent: list[bool] = []
 
     def draft(self, context: list[int], k: int) -> DraftProposal:
-        if len(context) % 2:
+        self.silent.append(len(context) % 2 == 1)
+        if self.silent[-1]:
             self.calls += 1
             return DraftProposal(tokens=[])
         return super().draft(context, k)
@@ -339,18 +342,9 @@ def test_a_model_member_is_not_run_when_a_lookup_already_offers_more(
     model = CostlyDrafter("model", reference, length=1, match_length=0)
     composite = CompositeDrafter([model, lookup])
     decoder = SpeculativeDecoder(target, tokenizer, composite, DecodeConfig(cost_curve=CPU_CURVE))
-    silent: list[bool] = []
-    propose = lookup.propose
-
-    def counted(context_ids: Sequence[int] | torch.Tensor, k: int, *args: object) -> DraftProposal:
-        proposal = propose(context_ids, k)
-        silent.append(not proposal.tokens)
-        return proposal
-
-    lookup.propose = counted  # type: ignore[method-assign]
     result = decoder.generate(SLOW_PROMPT, 120)
     assert result.token_ids == plain.token_ids
-    steps = len(silent)
+    silent, steps = lookup.silent, len(lookup.silent)
     assert 0 < sum(silent) < steps
     # Run where the lookup had nothing (and on probe steps), never where its 4 sure tokens beat one.
     outbid = composite.ledgers[0].outbid
