@@ -171,6 +171,7 @@ class Runtime:
             model_drafter=self._load_model_drafter(loaded) if settings.draft_model else None,
             draft_head=self._load_draft_head(loaded),
             history_tokens=settings.decode_history_tokens,
+            prefix_reuse=settings.decode_prefix_reuse,
         )
         freeze_loaded_objects()
         return generator

@@ -46,6 +46,8 @@ class Settings(BaseSettings):
     # Output tokens of earlier answers the decoder keeps in memory to draft from (decoding.history);
     # 0: none.
     decode_history_tokens: int = Field(default=16384, ge=0)
+    # Keep the target's KV cache between answers; a new prompt prefills only what it does not share.
+    decode_prefix_reuse: bool = True
     # OpenTelemetry spans per answer stage (akm.tracing): off, console (stderr) or otlp.
     tracing: Literal["off", "console", "otlp"] = "off"
     # REST uploads (POST /v1/sources): a folder inside one of the manifest's file roots, relative

@@ -117,14 +117,20 @@ class CachedModel:
             self.tokens.extend(tokens)
             return computed
         input_ids = torch.tensor([tokens], dtype=torch.long, device=self.device)
-        with grouped_query_attention():
-            output = self.model(
-                input_ids=input_ids,
-                cache=self.cache,
-                use_cache=True,
-                logits_to_keep=logits_to_keep,
-                output_hidden_states=features,
-            )
+        try:
+            with grouped_query_attention():
+                output = self.model(
+                    input_ids=input_ids,
+                    cache=self.cache,
+                    use_cache=True,
+                    logits_to_keep=logits_to_keep,
+                    output_hidden_states=features,
+                )
+        except BaseException:
+            # Some layers may have cached the new tokens and others not: start again from nothing
+            # rather than let a later request reuse a cache that no longer matches `tokens`.
+            self.reset()
+            raise
         self.tokens.extend(tokens)
         logits: torch.Tensor = output.logits[0]
         return logits, (output.hidden_states[-1][0] if features else None)

@@ -93,6 +93,9 @@ class DecodeConfig:
     draft_tree: bool = True
     # Output tokens of earlier requests the decoder keeps for `HistoryDrafter` (0 = keep none).
     history_tokens: int = 16384
+    # Keep the target's cache between requests and prefill only what a new prompt does not share
+    # with it (the chat template and system prompt every answer opens with).
+    prefix_reuse: bool = True
 
     def __post_init__(self) -> None:
         if self.history_tokens < 0:
@@ -123,6 +126,8 @@ class LearntState:
     draft_seconds_per_token: dict[str, float]
     skipped_drafts: int
     history: OutputHistory | None
+    # The tokens the target's cache held; a restore keeps only the cached prefix it shares with them.
+    cached_tokens: tuple[int, ...] = ()
 
 
 @dataclass
@@ -132,6 +137,14 @@ class _Run:
     started: float
     result: DecodeResult | None = None
     steps: int = field(default=0)
+
+
+def _common_length(first: Sequence[int], second: Sequence[int]) -> int:
+    """How many leading tokens two sequences share."""
+    for index, (left, right) in enumerate(zip(first, second, strict=False)):
+        if left != right:
+            return index
+    return min(len(first), len(second))
 
 
 def _eos_ids(tokenizer: PreTrainedTokenizerBase, model: PreTrainedModel) -> tuple[int, ...]:
@@ -198,6 +211,9 @@ class SpeculativeDecoder:
             self.config.eos_token_ids if self.config.eos_token_ids is not None else _eos_ids(tokenizer, model)
         )
         self.context_window = context_window(model)
+        # The prompt of the last prefill that computed features, and those features (a feature
+        # drafter needs every prompt position's; a reused prefix takes them from here).
+        self._prompt_features: tuple[list[int], torch.Tensor] | None = None
 
     def learnt_state(self) -> LearntState:
         """A copy of what this decoder has learnt across requests: acceptance rates, the composite's
@@ -210,6 +226,7 @@ class SpeculativeDecoder:
                 self.draft_seconds_per_token,
                 self._skipped_drafts,
                 self.history,
+                tuple(self.target.tokens),
             )
         )
 
@@ -222,6 +239,8 @@ class SpeculativeDecoder:
         )
         # A HistoryDrafter built before this call still reads the history it was given.
         self.history = state.history
+        # Positions cached since then are forgotten, so the next prompt reuses no more than it would have.
+        self.target.crop(self.target.common_prefix(list(state.cached_tokens)))
 
     @property
     def cost_curve(self) -> VerifyCostCurve:
@@ -316,15 +335,8 @@ class SpeculativeDecoder:
     ) -> Iterator[None]:
         transcript, stats = run.transcript, run.stats
         drafter.reset()
-        self.target.reset()
         if transcript.max_new_tokens > 0:
-            if wants_features(drafter):
-                # A feature drafter (a trained draft head) reads the target's own hidden states.
-                prefill, features = self.target.forward_features(prompt, logits_to_keep=1)
-                feed_features(drafter, 0, features)
-                logits = prefill[-1].cpu()
-            else:
-                logits = self.target.forward(prompt, logits_to_keep=1)[-1].cpu()
+            logits = self._prefill(prompt, drafter, stats)
             stats.target_calls += 1
             first = choose_token(logits, sampling, generator)
             stats.prefill_s = stats.ttft_s = time.perf_counter() - run.started
@@ -346,6 +358,33 @@ class SpeculativeDecoder:
             stats=stats,
             finish_reason=transcript.finish_reason or FinishReason.LENGTH,
         )
+
+    def _prefill(self, prompt: list[int], drafter: Drafter, stats: DecodeStats) -> torch.Tensor:
+        """Bring the target's cache to `prompt`; the logits after its last token.
+
+        With `prefix_reuse` the positions the cache shares with the prompt are kept (the last prompt
+        token is always run, for its logits); a feature drafter can reuse only positions whose
+        features are kept from an earlier prefill.
+        """
+        features_wanted = wants_features(drafter)
+        keep = 0
+        if self.config.prefix_reuse:
+            keep = min(self.target.common_prefix(prompt), len(prompt) - 1)
+            if features_wanted:
+                known = self._prompt_features
+                keep = min(keep, _common_length(known[0], prompt) if known is not None else 0)
+        self.target.crop(keep)
+        stats.cached_prompt_tokens = keep
+        if not features_wanted:
+            return self.target.forward(prompt[keep:], logits_to_keep=1)[-1].cpu()
+        # A feature drafter (a trained draft head) reads the target's own hidden states.
+        logits, computed = self.target.forward_features(prompt[keep:], logits_to_keep=1)
+        if keep:
+            assert self._prompt_features is not None
+            computed = torch.cat([self._prompt_features[1][:keep], computed])
+        self._prompt_features = (list(prompt), computed)
+        feed_features(drafter, 0, computed)
+        return logits[-1].cpu()
 
     def _commit(self, run: _Run, tokens: list[int]) -> int:
         kept = run.transcript.commit(tokens)

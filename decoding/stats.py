@@ -30,6 +30,8 @@ def percentile(values: list[float], fraction: float) -> float:
 class DecodeStats:
     new_tokens: int = 0
     prompt_tokens: int = 0
+    # Prompt tokens found in the target's cache from an earlier request, so not prefilled again.
+    cached_prompt_tokens: int = 0
     target_calls: int = 0
     # Index i counts draft position i+1: proposed = verified drafts at that position, accepted = passed.
     proposed_by_position: list[int] = field(default_factory=list)
@@ -110,6 +112,7 @@ class DecodeStats:
         return {
             "new_tokens": self.new_tokens,
             "prompt_tokens": self.prompt_tokens,
+            "cached_prompt_tokens": self.cached_prompt_tokens,
             "target_calls": self.target_calls,
             "tokens_per_target_call": self.tokens_per_target_call,
             "draft_steps": self.draft_steps,

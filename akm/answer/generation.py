@@ -35,6 +35,7 @@ class SpeculativeAnswerGenerator:
         model_drafter: ModelDrafter | None = None,
         draft_head: DraftHead | None = None,
         history_tokens: int = 16384,
+        prefix_reuse: bool = True,
     ) -> None:
         from decoding.models import chat_prompt_ids
 
@@ -51,11 +52,14 @@ class SpeculativeAnswerGenerator:
             # An answer that starts looping has said what it will say: stop instead of spending
             # the whole token budget on the loop.
             # history_tokens: the outputs of earlier answers kept to draft from (0 = none).
+            # prefix_reuse: the cache is kept between answers, so the shared chat template and
+            # system prompt are not prefilled again.
             config=DecodeConfig(
                 max_draft=max_draft,
                 cost_cache_dir=cost_cache_dir,
                 repetition_stop=True,
                 history_tokens=history_tokens,
+                prefix_reuse=prefix_reuse,
             ),
         )
 

@@ -60,6 +60,7 @@ _RETRYABLE_TRANSPORT = (
 DECODE_KEYS = (
     "new_tokens",
     "prompt_tokens",
+    "cached_prompt_tokens",
     "target_calls",
     "tokens_per_target_call",
     "draft_steps",

@@ -118,13 +118,15 @@ def openai_finish_reason(reason: Any) -> str:
     return "length" if str(reason) in ("length", "context_window", "repetition") else "stop"
 
 
-def usage_of(generated: GeneratedAnswer) -> dict[str, int]:
+def usage_of(generated: GeneratedAnswer) -> dict[str, Any]:
+    """OpenAI's usage object; ``cached_tokens`` counts prompt tokens the decoder's cache already held."""
     prompt_tokens = int(generated.decode.get("prompt_tokens") or 0)
     completion_tokens = int(generated.decode.get("new_tokens") or 0)
     return {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
+        "prompt_tokens_details": {"cached_tokens": int(generated.decode.get("cached_prompt_tokens") or 0)},
     }
 
 

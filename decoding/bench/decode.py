@@ -16,6 +16,9 @@ Methods:
 - `speculative-no-head`: the same composite without the draft head, to show what the head adds.
 - `speculative-chain`, `speculative-no-history` (opt-in): the composite verifying chains only, and
   the composite without earlier outputs, to show what draft trees and the history add.
+- `speculative-cold` (opt-in): the composite prefilling every prompt whole. Every other own method
+  keeps its target cache from the prompt before, as a serving process does, and prefills only what
+  a prompt does not share with it (`DecodeConfig.prefix_reuse`; records count `cached_prompt_tokens`).
 - `hf-plain`: `model.generate` greedy with its KV cache.
 - `hf-pld`: `model.generate(prompt_lookup_num_tokens=10)`.
 
@@ -61,7 +64,13 @@ BASELINE = "plain"
 PEER = "hf-pld"
 COMPOSITE = "speculative"
 SINGLE_DRAFTERS = ("prompt-lookup", "evidence", "history", "draft-head")
-COMPOSITES = ("speculative", "speculative-no-head", "speculative-chain", "speculative-no-history")
+COMPOSITES = (
+    "speculative",
+    "speculative-no-head",
+    "speculative-chain",
+    "speculative-no-history",
+    "speculative-cold",
+)
 ALL_CATEGORIES = "all"
 HF_PROMPT_LOOKUP_TOKENS = 10
 WARMUP_TOKENS = 16
@@ -79,6 +88,7 @@ RESULT_KEYS = (
     "accepted_by_position",
     "tree_steps",
     "branch_accepts",
+    "cached_prompt_tokens",
     "identical_to_plain",
     "first_divergence",
     "finish",
@@ -166,6 +176,8 @@ class MethodOutcome:
     tree_steps: int = 0
     branch_accepts: int = 0
     finish: str = ""
+    # Prompt tokens the method's cache held from the prompt before (own methods only).
+    cached_prompt_tokens: int = 0
 
 
 # --- prompt files ---------------------------------------------------------------------------
@@ -415,6 +427,7 @@ def _own_generate(decoder: SpeculativeDecoder, prompt_ids: list[int], max_new_to
         tree_steps=stats.tree_steps,
         branch_accepts=stats.branch_accepts,
         finish=str(result.finish_reason),
+        cached_prompt_tokens=stats.cached_prompt_tokens,
     )
 
 
@@ -484,13 +497,14 @@ class DecodeBenchmark:
             cost_curve = load_or_measure_verify_cost(model, max_draft, cost_cache_dir)
         self.cost_curve = cost_curve
         config = DecodeConfig(max_draft=max_draft, cost_curve=cost_curve)
-        chains = DecodeConfig(max_draft=max_draft, cost_curve=cost_curve, draft_tree=False)
+        variants = {
+            "speculative-chain": DecodeConfig(max_draft=max_draft, cost_curve=cost_curve, draft_tree=False),
+            "speculative-cold": DecodeConfig(max_draft=max_draft, cost_curve=cost_curve, prefix_reuse=False),
+        }
         # One decoder per own method for the whole run: acceptance statistics build up across
         # prompts as they would in a serving process; the drafter is swapped per prompt.
         self.decoders = {
-            method: SpeculativeDecoder(
-                model, tokenizer, NoDrafter(), chains if method == "speculative-chain" else config
-            )
+            method: SpeculativeDecoder(model, tokenizer, NoDrafter(), variants.get(method, config))
             for method in self.methods
             if method in OWN_METHODS
         }
@@ -631,6 +645,7 @@ def result_record(
         "accepted_by_position": outcome.accepted_by_position,
         "tree_steps": outcome.tree_steps,
         "branch_accepts": outcome.branch_accepts,
+        "cached_prompt_tokens": outcome.cached_prompt_tokens,
         "identical_to_plain": divergence is None,
         "first_divergence": divergence,
         "finish": outcome.finish,

@@ -15,11 +15,13 @@ METHODS = (
     "speculative-no-head",
     "speculative-chain",
     "speculative-no-history",
+    "speculative-cold",
     "hf-plain",
     "hf-pld",
 )
 # Methods that need a trained draft head (`akm train-draft-head`).
 HEAD_METHODS = ("draft-head", "speculative-no-head")
 # Run only when asked for: `history` alone (earlier outputs), `speculative` verifying chains only
-# (what draft trees add), and `speculative` without the history drafter (what earlier outputs add).
-OPT_IN_METHODS = ("history", "speculative-chain", "speculative-no-history")
+# (what draft trees add), `speculative` without the history drafter (what earlier outputs add), and
+# `speculative` prefilling every prompt whole (what keeping the cache between prompts adds).
+OPT_IN_METHODS = ("history", "speculative-chain", "speculative-no-history", "speculative-cold")

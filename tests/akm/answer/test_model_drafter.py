@@ -123,3 +123,22 @@ def test_answers_are_remembered_for_the_history_drafter_unless_history_is_off() 
     assert forgetting.decoder.history is None
     again = ask(forgetting)
     assert again.text == first.text and "history" not in again.decode["drafters"]
+
+
+def test_the_next_answer_reuses_the_cached_prompt_unless_reuse_is_off() -> None:
+    tokenizer = _tokenizer()
+    target = _model(1)
+
+    def ask(generator: SpeculativeAnswerGenerator) -> Any:
+        return run_to_end(generator.stream(PROMPT, max_new_tokens=24, temperature=0.0, seed=0))
+
+    reusing = SpeculativeAnswerGenerator(target, tokenizer, max_draft=4)
+    first = ask(reusing)
+    assert first.decode["cached_prompt_tokens"] == 0
+    second = ask(reusing)
+    assert second.text == first.text
+    assert second.decode["cached_prompt_tokens"] == first.decode["prompt_tokens"] - 1
+    cold = SpeculativeAnswerGenerator(target, tokenizer, max_draft=4, prefix_reuse=False)
+    ask(cold)
+    again = ask(cold)
+    assert again.text == first.text and again.decode["cached_prompt_tokens"] == 0

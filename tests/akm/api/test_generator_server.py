@@ -120,7 +120,12 @@ def test_a_whole_completion_has_usage_and_decode_statistics(
     assert body["choices"] == [
         {"index": 0, "text": "The bridge opened in 1932.", "finish_reason": "stop", "logprobs": None}
     ]
-    assert body["usage"] == {"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8}
+    assert body["usage"] == {
+        "prompt_tokens": 3,
+        "completion_tokens": 5,
+        "total_tokens": 8,
+        "prompt_tokens_details": {"cached_tokens": 0},
+    }
     assert body["akm"]["decode"]["tokens_per_target_call"] == 2.5
     assert body["akm"]["decode"]["acceptance_by_position"] == [0.75, 0.25]
     assert scripted.calls == [

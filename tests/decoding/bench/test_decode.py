@@ -293,6 +293,7 @@ def record(
         "accepted_by_position": accepted,
         "tree_steps": 0,
         "branch_accepts": 0,
+        "cached_prompt_tokens": 0,
         "identical_to_plain": divergence is None,
         "first_divergence": divergence,
         "finish": "length",
@@ -455,6 +456,9 @@ TINY_PROMPTS = [
     BenchPrompt("t1", "squad", (("user", "abcabcabcab"),), ("abcabcabcabcd",)),
     BenchPrompt("t2", "other", (("user", "nmlknmlk"),), ("nmlknmlknmlk",)),
 ]
+# Both open with "User: ", which the character tokenizer reads as its start token 6 times over (it
+# has no such characters) and tokenizes ahead of the prompts' own letters.
+TEMPLATE_TOKENS = 6
 
 
 def test_benchmark_runs_end_to_end_and_writes_the_report(
@@ -544,8 +548,40 @@ def test_repeats_keep_each_methods_fastest_round_from_the_same_learnt_state(
         row["target_calls"] for row in once["results"]
     ]
     assert all(row["identical_to_plain"] for row in thrice["results"])
+    # Nor does a round find its own prompt in the cache: only the prefix the prompt before left.
+    cached = [(row["prompt_id"], row["cached_prompt_tokens"]) for row in thrice["results"]]
+    assert cached == [(row["prompt_id"], row["cached_prompt_tokens"]) for row in once["results"]]
+    assert {tokens for prompt_id, tokens in cached if prompt_id == "t1"} == {0}
+    assert {tokens for prompt_id, tokens in cached if prompt_id == "t2"} == {TEMPLATE_TOKENS}
     with pytest.raises(BenchmarkInputError, match="repeats"):
         run_decode_benchmark(target, tokenizer, TINY_PROMPTS, progress=None, repeats=0, **common)
+
+
+def test_the_cold_composite_prefills_every_prompt_whole(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
+) -> None:
+    report = run_decode_benchmark(
+        target,
+        tokenizer,
+        TINY_PROMPTS,
+        prompt_format="squad",
+        prompts_file="fixture",
+        methods=["speculative", "speculative-cold"],
+        max_new_tokens=12,
+        max_draft=4,
+        cost_curve=VerifyCostCurve.flat(4),
+        progress=None,
+    )
+    cached = {(row["prompt_id"], row["method"]): row["cached_prompt_tokens"] for row in report["results"]}
+    assert cached == {
+        ("t1", "plain"): 0,
+        ("t1", "speculative"): 0,
+        ("t1", "speculative-cold"): 0,
+        ("t2", "plain"): TEMPLATE_TOKENS,
+        ("t2", "speculative"): TEMPLATE_TOKENS,
+        ("t2", "speculative-cold"): 0,
+    }
+    assert all(row["identical_to_plain"] for row in report["results"])
 
 
 def test_benchmark_reports_divergence_with_logit_gap(
