@@ -103,12 +103,14 @@ def test_a_missing_draft_model_is_refused(tmp_path: Path) -> None:
         runtime._load_model_drafter(_loaded(_model(1), _tokenizer()))
 
 
+def ask(generator: SpeculativeAnswerGenerator) -> Any:
+    """PROMPT answered greedily, to the end."""
+    return run_to_end(generator.stream(PROMPT, max_new_tokens=24, temperature=0.0, seed=0))
+
+
 def test_answers_are_remembered_for_the_history_drafter_unless_history_is_off() -> None:
     tokenizer = _tokenizer()
     target = _model(1)
-
-    def ask(generator: SpeculativeAnswerGenerator) -> Any:
-        return run_to_end(generator.stream(PROMPT, max_new_tokens=24, temperature=0.0, seed=0))
 
     remembering = SpeculativeAnswerGenerator(target, tokenizer, max_draft=4)
     history = remembering.decoder.history
@@ -128,9 +130,6 @@ def test_answers_are_remembered_for_the_history_drafter_unless_history_is_off() 
 def test_the_next_answer_reuses_the_cached_prompt_unless_reuse_is_off() -> None:
     tokenizer = _tokenizer()
     target = _model(1)
-
-    def ask(generator: SpeculativeAnswerGenerator) -> Any:
-        return run_to_end(generator.stream(PROMPT, max_new_tokens=24, temperature=0.0, seed=0))
 
     reusing = SpeculativeAnswerGenerator(target, tokenizer, max_draft=4)
     first = ask(reusing)

@@ -217,17 +217,11 @@ def test_head_and_self_speculative_methods_run_exactly(
 ) -> None:
     torch.manual_seed(0)
     head = DraftHead(DraftHeadConfig.for_target(target, "tiny")).attach(target).eval()
-    report = run_decode_benchmark(
+    report = tiny_report(
         target,
         tokenizer,
-        TINY_PROMPTS,
-        prompt_format="squad",
-        prompts_file="fixture",
-        methods=["draft-head", "self-speculative", "speculative", "speculative-no-head"],
+        ["draft-head", "self-speculative", "speculative", "speculative-no-head"],
         max_new_tokens=40,
-        max_draft=4,
-        cost_curve=VerifyCostCurve.flat(4),
-        progress=None,
         draft_head=head,
         draft_head_file="tiny.safetensors",
         self_draft_layers=1,
@@ -461,6 +455,30 @@ TINY_PROMPTS = [
 TEMPLATE_TOKENS = 6
 
 
+def tiny_report(
+    target: LlamaForCausalLM,
+    tokenizer: PreTrainedTokenizerFast,
+    methods: list[str],
+    *,
+    max_new_tokens: int,
+    **options: Any,
+) -> dict[str, Any]:
+    """The benchmark over TINY_PROMPTS with a flat cost curve and drafts of at most 4 tokens."""
+    return run_decode_benchmark(
+        target,
+        tokenizer,
+        TINY_PROMPTS,
+        prompt_format="squad",
+        prompts_file="fixture",
+        methods=methods,
+        max_new_tokens=max_new_tokens,
+        max_draft=4,
+        cost_curve=VerifyCostCurve.flat(4),
+        progress=None,
+        **options,
+    )
+
+
 def test_benchmark_runs_end_to_end_and_writes_the_report(
     tmp_path: Path, target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
 ) -> None:
@@ -560,18 +578,7 @@ def test_repeats_keep_each_methods_fastest_round_from_the_same_learnt_state(
 def test_the_cold_composite_prefills_every_prompt_whole(
     target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
 ) -> None:
-    report = run_decode_benchmark(
-        target,
-        tokenizer,
-        TINY_PROMPTS,
-        prompt_format="squad",
-        prompts_file="fixture",
-        methods=["speculative", "speculative-cold"],
-        max_new_tokens=12,
-        max_draft=4,
-        cost_curve=VerifyCostCurve.flat(4),
-        progress=None,
-    )
+    report = tiny_report(target, tokenizer, ["speculative", "speculative-cold"], max_new_tokens=12)
     cached = {(row["prompt_id"], row["method"]): row["cached_prompt_tokens"] for row in report["results"]}
     assert cached == {
         ("t1", "plain"): 0,
