@@ -7,7 +7,7 @@ reaches it (its exclusion is recorded with the reason).
 A sentence is scored from signals the service already has:
 
 * **lexical**: the share of the question's content terms (weighted: names, numbers and long
-  words count more) that the sentence holds, by a light stem so "located" meets "location";
+  words count more) that the sentence holds, by a light stem so "stores" meets "store";
 * **context**: the same share over the sentence, its passage and the passage's heading path, so
   a sentence that says "It was opened in 1903" still counts the stadium named in its title;
 * **semantic**: the cosine of the question and the sentence under the embedding model
@@ -214,8 +214,6 @@ _SUFFIXES = (
     "ment",
     "ings",
     "ing",
-    "ies",
-    "ied",
     "ers",
     "est",
     "ed",
@@ -224,6 +222,8 @@ _SUFFIXES = (
     "ly",
     "s",
 )
+# Endings after which a plural adds "-es" rather than "-s".
+_SIBILANTS = ("s", "x", "z", "ch", "sh")
 _DATE_QUESTION = re.compile(
     r"^\s*(?:when\b|(?:in |during )?(?:what|which) (?:year|years|date|day|month|century|decade|era|period|time)\b)",
     re.IGNORECASE,
@@ -256,10 +256,19 @@ _NUMBER = re.compile(r"\d")
 
 
 def stem(word: str) -> str:
-    """A light stem: lowercase, common suffixes off, at most seven letters, so inflections meet."""
+    """A light stem: lowercase, common suffixes off, at most seven letters, so inflections meet.
+
+    A plural meets its singular: "-ies" and "-ied" become "-y" ("cities", "city"), and "-es" is
+    taken off only where the singular does not end in "e" ("boxes", "churches"), so that
+    "stores" meets "store" and "dates" "date".
+    """
     word = word.lower().strip("'’-")
+    if word.endswith(("ies", "ied")) and len(word) >= 5:
+        return (word[:-3] + "y")[:7]
     for suffix in _SUFFIXES:
         if len(word) - len(suffix) >= 4 and word.endswith(suffix):
+            if suffix == "es" and not word[:-2].endswith(_SIBILANTS):
+                continue  # "stores": only the "s" goes
             word = word[: -len(suffix)]
             break
     return word[:7]

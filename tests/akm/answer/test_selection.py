@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from akm.answer.responsiveness import NO_ANSWER_REASON, ClaimInContext, check_responsiveness
-from akm.answer.selection import answer_type_of, question_focus, select_evidence
+from akm.answer.selection import answer_type_of, question_focus, select_evidence, stem
 from akm.answer.tidy import drop_non_answers, is_non_answer, refers_back
 from akm.support import ReadEvidence
 
@@ -197,3 +197,11 @@ def test_re_verification_carries_the_responsiveness_forward() -> None:
     held = f"{NO_ANSWER_REASON}: the best sentence shares 0.10 of the question's focus"
     assert carried_forward([held], {}) == (False, held)
     assert carried_forward(["all 1 claim(s) are supported"], {}) is None
+
+
+@pytest.mark.parametrize(
+    ("plural", "singular"),
+    [("stores", "store"), ("dates", "date"), ("cities", "city"), ("dynasties", "dynasty"), ("churches", "church")],
+)
+def test_plurals_meet_their_singulars(plural: str, singular: str) -> None:
+    assert stem(plural) == stem(singular)
