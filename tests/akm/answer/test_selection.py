@@ -201,7 +201,13 @@ def test_re_verification_carries_the_responsiveness_forward() -> None:
 
 @pytest.mark.parametrize(
     ("plural", "singular"),
-    [("stores", "store"), ("dates", "date"), ("cities", "city"), ("dynasties", "dynasty"), ("churches", "church")],
+    [
+        ("stores", "store"),
+        ("dates", "date"),
+        ("cities", "city"),
+        ("dynasties", "dynasty"),
+        ("churches", "church"),
+    ],
 )
 def test_plurals_meet_their_singulars(plural: str, singular: str) -> None:
     assert stem(plural) == stem(singular)
