@@ -12,11 +12,11 @@ class HeadTrainingConfig:
     seq_len: int = 512
     draft_vocab: int = 16384
     intermediate_size: int | None = None
-    max_chats: int = 320
+    max_chats: int = 1000
     answer_tokens: int = 96
-    generate_batch: int = 8
-    max_text_tokens: int = 200_000
-    epochs: int = 6
+    generate_batch: int = 32
+    max_text_tokens: int = 50_000
+    epochs: int = 4
     batch_size: int = 4
     learning_rate: float = 1e-3
     warmup_steps: int = 50
@@ -66,6 +66,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-chats", type=int, default=defaults.max_chats, metavar="N", help="prompts answered"
     )
     parser.add_argument("--answer-tokens", type=int, default=defaults.answer_tokens, metavar="N")
+    parser.add_argument(
+        "--generate-batch",
+        type=int,
+        default=defaults.generate_batch,
+        metavar="N",
+        help=f"prompts answered together (default {defaults.generate_batch})",
+    )
     parser.add_argument("--max-text-tokens", type=int, default=defaults.max_text_tokens, metavar="N")
     parser.add_argument("--seq-len", type=int, default=defaults.seq_len, metavar="N")
     parser.add_argument(
