@@ -14,7 +14,7 @@ class HeadTrainingConfig:
     intermediate_size: int | None = None
     max_chats: int = 1000
     answer_tokens: int = 96
-    generate_batch: int = 32
+    generate_batch: int = 8
     max_text_tokens: int = 50_000
     epochs: int = 4
     batch_size: int = 4

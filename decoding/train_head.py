@@ -39,10 +39,8 @@ from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from decoding.batch_generate import greedy_batch
 from decoding.draft_head import DraftHead, DraftHeadConfig, default_head_path, save_draft_head
 from decoding.head_options import DESCRIPTION, HeadTrainingConfig, add_arguments
-from decoding.lean_llama import LeanLlama
 from decoding.models import chat_prompt_ids
 
 TEXT_SUFFIXES = (".md", ".txt", ".markdown", ".rst")
@@ -244,15 +242,30 @@ def distill_answers(
         ((chat, key, ids) for chat, key, ids in prompts if key not in done and len(ids) < config.seq_len),
         key=lambda item: len(item[2]),
     )
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     eos = tokenizer.eos_token_id
-    answer_batch = _batch_answerer(model, tokenizer, config)
+    device = next(model.parameters()).device
     bar = tqdm(
         total=len(todo), desc="answering prompts", unit="prompt", disable=not show_progress, file=sys.stderr
     )
     with store.open("a", encoding="utf-8") as handle:
         for begin in range(0, len(todo), config.generate_batch):
             batch = todo[begin : begin + config.generate_batch]
-            for (_, key, ids), answer in zip(batch, answer_batch([ids for _, _, ids in batch]), strict=True):
+            width = max(len(ids) for _, _, ids in batch)
+            input_ids = torch.full((len(batch), width), int(pad), dtype=torch.long)
+            mask = torch.zeros((len(batch), width), dtype=torch.long)
+            for row, (_, _, ids) in enumerate(batch):
+                input_ids[row, width - len(ids) :] = torch.tensor(ids)
+                mask[row, width - len(ids) :] = 1
+            output = model.generate(  # type: ignore[operator]
+                input_ids=input_ids.to(device),
+                attention_mask=mask.to(device),
+                max_new_tokens=config.answer_tokens,
+                do_sample=False,
+                pad_token_id=int(pad),
+            )
+            for row, (_, key, ids) in enumerate(batch):
+                answer = [int(token) for token in output[row, width:].tolist()]
                 if eos is not None and eos in answer:
                     answer = answer[: answer.index(eos) + 1]
                 done[key] = ids + answer
@@ -261,38 +274,6 @@ def distill_answers(
             bar.update(len(batch))
     bar.close()
     return [done[key] for _, key, _ in prompts if key in done]
-
-
-def _batch_answerer(
-    model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, config: HeadTrainingConfig
-) -> Callable[[list[list[int]]], list[list[int]]]:
-    """Greedy answers of a batch of prompts: `greedy_batch` over a Llama target (several times faster
-    per token than Transformers' `generate` on a CPU), `generate` over any other."""
-    eos = tokenizer.eos_token_id
-
-    if LeanLlama.supports(model):
-        return lambda prompts: greedy_batch(model, prompts, config.answer_tokens, eos)
-
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos
-    device = next(model.parameters()).device
-
-    def generate(prompts: list[list[int]]) -> list[list[int]]:
-        width = max(len(ids) for ids in prompts)
-        input_ids = torch.full((len(prompts), width), int(pad), dtype=torch.long)
-        mask = torch.zeros((len(prompts), width), dtype=torch.long)
-        for row, ids in enumerate(prompts):
-            input_ids[row, width - len(ids) :] = torch.tensor(ids)
-            mask[row, width - len(ids) :] = 1
-        output = model.generate(  # type: ignore[operator]
-            input_ids=input_ids.to(device),
-            attention_mask=mask.to(device),
-            max_new_tokens=config.answer_tokens,
-            do_sample=False,
-            pad_token_id=int(pad),
-        )
-        return [[int(token) for token in output[row, width:].tolist()] for row in range(len(prompts))]
-
-    return generate
 
 
 # --- stage 2: sequences -------------------------------------------------------------------------
