@@ -26,6 +26,7 @@ from akm.verify import ClaimVerifier, LexicalClaimVerifier, NLIModelError, NLIVe
 
 if TYPE_CHECKING:
     from akm.answer import AnswerGenerator, SpeculativeAnswerGenerator
+    from decoding.answer_store import AnswerStore
     from decoding.draft_head import DraftHead
     from decoding.drafters import ModelDrafter
     from decoding.models import LoadedModel
@@ -170,6 +171,7 @@ class Runtime:
             cost_cache_dir=settings.model_cache_dir,
             model_drafter=self._load_model_drafter(loaded) if settings.draft_model else None,
             draft_head=self._load_draft_head(loaded),
+            answer_store=self._load_answer_store(loaded),
             history_tokens=settings.decode_history_tokens,
             prefix_reuse=settings.decode_prefix_reuse,
         )
@@ -197,29 +199,44 @@ class Runtime:
         except (ModelLoadError, VocabularyMismatchError) as error:
             raise ModelUnavailableError.could_not_load("draft", settings.draft_model, str(error)) from error
 
-    def _load_draft_head(self, target: LoadedModel) -> DraftHead | None:
-        """The trained head named by settings.draft_head: none when "off", or "auto" with no head trained."""
-        from decoding.draft_head import (
-            DraftHeadFileError,
-            DraftHeadMismatchError,
-            default_head_path,
-            load_draft_head,
-        )
+    def _draft_head_path(self, target: LoadedModel) -> Path | None:
+        """The head file settings.draft_head names: None when "off"; "auto" is `akm train-draft-head`'s."""
+        from decoding.draft_head import default_head_path
 
         choice = self.settings.draft_head.strip()
         if choice.lower() in ("off", "none", ""):
             return None
-        path = (
+        return (
             default_head_path(self.settings.model_cache_dir, target.name)
             if choice == "auto"
             else Path(choice)
         )
-        if choice == "auto" and not path.is_file():
+
+    def _load_draft_head(self, target: LoadedModel) -> DraftHead | None:
+        """The trained head named by settings.draft_head: none when "off", or "auto" with no head trained."""
+        from decoding.draft_head import DraftHeadFileError, DraftHeadMismatchError, load_draft_head
+
+        path = self._draft_head_path(target)
+        if path is None or (self.settings.draft_head.strip() == "auto" and not path.is_file()):
             return None
         try:
             return load_draft_head(path, target.model)
         except (DraftHeadFileError, DraftHeadMismatchError) as error:
             raise ModelUnavailableError.could_not_load("draft head", str(path), str(error)) from error
+
+    def _load_answer_store(self, target: LoadedModel) -> AnswerStore | None:
+        """The answers `akm train-draft-head` stored beside the head, when there are some."""
+        from decoding.answer_store import AnswerStoreFileError, answer_store_path, load_answer_store
+        from decoding.draft_head import DraftHeadMismatchError
+
+        head = self._draft_head_path(target)
+        if head is None or not answer_store_path(head).is_file():
+            return None
+        path = answer_store_path(head)
+        try:
+            return load_answer_store(path, target.model)
+        except (AnswerStoreFileError, DraftHeadMismatchError) as error:
+            raise ModelUnavailableError.could_not_load("answer store", str(path), str(error)) from error
 
     def close(self) -> None:
         close = getattr(self._generator, "close", None)

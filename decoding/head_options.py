@@ -38,8 +38,10 @@ class HeadTrainingConfig:
 DESCRIPTION = (
     "Train a draft head (EAGLE-style feature drafting) for the target model on local text: the target "
     "answers the prompts of the sources (self-distillation), its features of every sequence are "
-    "stored, and the head learns to predict them. Resumable: run the same command again to continue. "
-    "Prints a JSON report (data size, time per stage, validation top-1 agreement, file size)."
+    "stored, and the head learns to predict them. The answers are also written beside the head as an "
+    "answer store (<head>.answers.safetensors) that decoding drafts from. Resumable: run the same "
+    "command again to continue. Prints a JSON report (data size, time per stage, validation top-1 "
+    "agreement, file sizes)."
 )
 
 

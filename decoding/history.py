@@ -47,8 +47,9 @@ class OutputHistory:
         self._kept = 0
         self.text: list[int] = []
         self.index: dict[tuple[int, ...], list[int]] = {}
-        # Where each kept output's first token sits in `text`, in order.
+        # Where each kept output's first token sits in `text`, in order, and where it ends.
         self.starts: list[int] = []
+        self.ends: list[int] = []
 
     def __len__(self) -> int:
         """Output tokens kept."""
@@ -61,7 +62,7 @@ class OutputHistory:
     def clear(self) -> None:
         self._outputs.clear()
         self._kept = 0
-        self.text, self.index, self.starts = [], {}, []
+        self.text, self.index, self.starts, self.ends = [], {}, [], []
 
     def add(self, prompt: Sequence[int], output: Sequence[int]) -> None:
         """Remember one finished output and the tail of the prompt it answered."""
@@ -79,7 +80,7 @@ class OutputHistory:
             return
         while self._kept > self.max_tokens * 3 // 4 and len(self._outputs) > 1:
             self._kept -= len(self._outputs.popleft()[1])
-        self.text, self.index, self.starts = [], {}, []
+        self.text, self.index, self.starts, self.ends = [], {}, [], []
         for kept_lead, kept in self._outputs:
             self._append(kept_lead, kept)
 
@@ -90,6 +91,7 @@ class OutputHistory:
         first = len(text)
         self.starts.append(first)
         text.extend(output)
+        self.ends.append(len(text))
         text.append(_SEPARATOR)
         # Position p is indexed under every n-gram that ends just before it (within this output's
         # lead and tokens): looking up the context's last n tokens gives the tokens that followed them.
@@ -132,6 +134,10 @@ class OutputHistory:
         """How many of a match's `length` tokens before `position` are output tokens, not lead."""
         start = self.starts[bisect_right(self.starts, position) - 1]
         return min(length, position - start)
+
+    def remaining(self, position: int) -> int:
+        """How many output tokens follow from `position` on to the end of its output."""
+        return self.ends[bisect_right(self.starts, position) - 1] - position
 
     def continuation(self, position: int, k: int) -> list[int]:
         """Up to k tokens from `position` on, not past the end of their output."""
@@ -180,13 +186,23 @@ class HistoryDrafter(ContextDrafter):
         if not found or found[0][0] < self.min_match:
             return EMPTY_PROPOSAL
         # Among the longest matches, the next token that followed most often leads (SuffixDecoding's
-        # frequency rule), the most recent among equals; other next tokens become branches.
+        # frequency rule), then one whose output goes on for k tokens (a match near the end of an
+        # output would draft only its last few), the most recent among equals; other next tokens
+        # become branches.
         longest = found[0][0]
-        text = self.history.text
+        history = self.history
+        text = history.text
         votes = Counter(text[position] for length, position in found if length == longest)
-        ranked = sorted(found, key=lambda entry: (-entry[0], -votes.get(text[entry[1]], 0)))
+        ranked = sorted(
+            found,
+            key=lambda entry: (
+                -entry[0],
+                -votes.get(text[entry[1]], 0),
+                -min(k, history.remaining(entry[1])),
+            ),
+        )
         length, position = ranked[0]
-        main = self.history.continuation(position, k)
+        main = history.continuation(position, k)
         if not main:
             return EMPTY_PROPOSAL
         branches: list[tuple[int, ...]] = []

@@ -2,7 +2,8 @@
 
 Four stages, each resumable from a work directory (an interrupted run picks up where it stopped):
 1. **Self-distillation.** The target answers the training prompts greedily (batched `generate`), so
-   the head learns the target's own continuations: what it will be asked to draft.
+   the head learns the target's own continuations: what it will be asked to draft. The answers are
+   also written beside the head as an answer store (`decoding.answer_store`) to draft from directly.
 2. **Sequences.** Prompt + answer of every chat, and raw passages cut into `seq_len` windows.
 3. **Features.** One target forward per sequence; its last hidden states (after the final norm) are
    stored as float16 shards.
@@ -39,6 +40,7 @@ from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from decoding.answer_store import answer_store_path, save_answer_store
 from decoding.draft_head import DraftHead, DraftHeadConfig, default_head_path, save_draft_head
 from decoding.head_options import DESCRIPTION, HeadTrainingConfig, add_arguments
 from decoding.models import chat_prompt_ids
@@ -193,6 +195,8 @@ class TrainingReport:
     final_loss: float
     validation_top1: float
     head_bytes: int
+    answer_store_path: str = ""
+    answer_store_bytes: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -227,8 +231,8 @@ def distill_answers(
     store: Path,
     config: HeadTrainingConfig,
     show_progress: bool = True,
-) -> list[list[int]]:
-    """prompt + greedy answer token ids per chat; answers already in `store` (JSONL) are reused."""
+) -> list[tuple[list[int], list[int]]]:
+    """(prompt ids, greedy answer ids) per chat; answers already in `store` (JSONL) are reused."""
     done: dict[str, list[int]] = {}
     if store.is_file():
         for line in store.read_text(encoding="utf-8").splitlines():
@@ -273,7 +277,7 @@ def distill_answers(
             handle.flush()
             bar.update(len(batch))
     bar.close()
-    return [done[key] for _, key, _ in prompts if key in done]
+    return [(ids, done[key][len(ids) :]) for _, key, ids in prompts if key in done]
 
 
 # --- stage 2: sequences -------------------------------------------------------------------------
@@ -577,9 +581,12 @@ def train_draft_head(
     say(f"{len(chats)} prompts to answer, {len(sources.texts)} passages; work directory {work_dir}")
     answered = distill_answers(model, tokenizer, chats, work_dir / "answers.jsonl", config, show_progress)
     seconds["self_distillation"] = time.perf_counter() - started
+    # The answers themselves are drafted from as they are (decoding.answer_store).
+    store_path = save_answer_store(answer_store_path(out_path), answered, model, target_name)
+    say(f"{len(answered)} answers stored for drafting in {store_path}")
 
     mark = time.perf_counter()
-    sequences = [ids[-config.seq_len :] for ids in answered]
+    sequences = [(prompt + answer)[-config.seq_len :] for prompt, answer in answered]
     sequences += text_sequences(tokenizer, sources.texts, config.seq_len, config.max_text_tokens)
     plan_key = hashlib.sha256(json.dumps(sequences).encode()).hexdigest()[:16]
     feature_dir = work_dir / f"features-{plan_key}"
@@ -619,6 +626,8 @@ def train_draft_head(
         final_loss=final_loss,
         validation_top1=top1,
         head_bytes=0,
+        answer_store_path=str(store_path),
+        answer_store_bytes=store_path.stat().st_size,
         seconds={name: round(value, 1) for name, value in seconds.items()},
     )
     save_draft_head(head, out_path, training=report.to_dict())

@@ -16,6 +16,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from akm.answer.prompt import EvidencePrompt
 from akm.answer.results import GeneratedAnswer
+from decoding.answer_store import AnswerStore, StoreDrafter
 from decoding.draft_head import DraftHead, DraftHeadDrafter
 from decoding.drafters import CompositeDrafter, Drafter, EvidenceDrafter, ModelDrafter, PromptLookupDrafter
 from decoding.history import HistoryDrafter
@@ -34,6 +35,7 @@ class SpeculativeAnswerGenerator:
         max_draft: int = 8,
         model_drafter: ModelDrafter | None = None,
         draft_head: DraftHead | None = None,
+        answer_store: AnswerStore | None = None,
         history_tokens: int = 16384,
         prefix_reuse: bool = True,
     ) -> None:
@@ -46,6 +48,9 @@ class SpeculativeAnswerGenerator:
         self.model_drafter = model_drafter
         # Optional (settings.draft_head): a head trained for this target, drafting from its features.
         self.draft_head = draft_head
+        # Optional (written beside the head by `akm train-draft-head`): the target's own answers to
+        # many prompts, whose recurring phrasing a fresh process has not produced yet.
+        self.answer_store = answer_store
         self.decoder = SpeculativeDecoder(
             model,
             tokenizer,
@@ -134,6 +139,8 @@ class SpeculativeAnswerGenerator:
         if self.decoder.history is not None:
             # This process's earlier answers: their recurring phrasing is in no prompt.
             drafters.append(HistoryDrafter(self.decoder.history))
+        if self.answer_store is not None:
+            drafters.append(StoreDrafter(self.answer_store))
         if self.model_drafter is not None:
             drafters.append(self.model_drafter)
         if self.draft_head is not None:

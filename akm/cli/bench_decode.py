@@ -76,7 +76,9 @@ def register(bench_subparsers: argparse._SubParsersAction[argparse.ArgumentParse
         metavar="FILE",
         help=(
             "trained draft head for draft-head, speculative and speculative-chain (default: settings.draft_head; "
-            "'auto' is the head `akm train-draft-head` wrote for the target); without one, those methods are left out"
+            "'auto' is the head `akm train-draft-head` wrote for the target); without one, those methods are left out. "
+            "The answer store written beside the head (FILE's stem + .answers.safetensors) joins the composites, "
+            "without the answers to the prompts measured; 'off' leaves out both"
         ),
     )
     parser.add_argument(
@@ -131,6 +133,7 @@ def run_bench_decode(args: argparse.Namespace, settings: Settings) -> int:
         if args.plot_out is not None:
             require_bench_extra("matplotlib", "--plot")
         head_file = _head_file(head_choice, settings)
+        store_file = _store_file(head_choice, settings)
         methods = check_methods(
             args.methods or default_methods(args.prompt_format, head_file is not None),
             args.prompt_format,
@@ -189,6 +192,7 @@ def run_bench_decode(args: argparse.Namespace, settings: Settings) -> int:
             draft_head_file=head_file,
             self_draft_layers=args.self_draft_layers,
             repeats=args.repeats,
+            answer_store_file=store_file,
         )
     except (BenchmarkInputError, ValueError) as error:
         return _fail(str(error))
@@ -229,6 +233,20 @@ def _head_file(choice: str, settings: Settings) -> Path | None:
         )
         return None
     return path
+
+
+def _store_file(choice: str, settings: Settings) -> Path | None:
+    """The answer store `akm train-draft-head` wrote beside the chosen head, when there is one."""
+    from decoding.answer_store import answer_store_path
+    from decoding.draft_head import default_head_path
+    from decoding.models import target_name
+
+    choice = choice.strip()
+    if choice.lower() in ("", "off", "none"):
+        return None
+    head = default_head_path(settings.model_cache_dir, target_name(settings.target_model))
+    path = answer_store_path(head if choice == "auto" else Path(choice))
+    return path if path.is_file() else None
 
 
 def _answer_prompts(path: Path, limit: int | None, settings: Settings) -> list[Any]:

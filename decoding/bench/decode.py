@@ -12,10 +12,13 @@ Methods:
 - `draft-head`: own speculative decoding with a trained draft head (`decoding.draft_head`) alone.
 - `self-speculative`: the target's first layers + its LM head as the draft model (no training).
 - `speculative`: own default composite (evidence passages, prompt lookup, earlier outputs, and the
-  draft head when one is given), adaptive length: what answers use.
+  answer store and draft head when they are given), adaptive length: what answers use.
 - `speculative-no-head`: the same composite without the draft head, to show what the head adds.
 - `speculative-chain`, `speculative-no-history` (opt-in): the composite verifying chains only, and
   the composite without earlier outputs, to show what draft trees and the history add.
+- `speculative-no-store` (opt-in): the composite without the answer store (`decoding.answer_store`:
+  the target's own answers to other prompts, written by `akm train-draft-head`), to show what it adds.
+  The answers to the prompts being measured are always left out of the store.
 - `speculative-cold` (opt-in): the composite prefilling every prompt whole. Every other own method
   keeps its target cache from the prompt before, as a serving process does, and prefills only what
   a prompt does not share with it (`DecodeConfig.prefix_reuse`; records count `cached_prompt_tokens`).
@@ -45,8 +48,16 @@ import transformers
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.generation.streamers import BaseStreamer
 
+from decoding.answer_store import AnswerStore, StoreDrafter, load_answer_store
 from decoding.bench.errors import BenchmarkInputError, import_bench_extra
-from decoding.bench.spec import FORMATS, GROUNDED_FORMATS, HEAD_METHODS, METHODS, OPT_IN_METHODS
+from decoding.bench.spec import (
+    FORMATS,
+    GROUNDED_FORMATS,
+    HEAD_METHODS,
+    METHODS,
+    OPT_IN_METHODS,
+    STORE_METHODS,
+)
 from decoding.draft_head import DraftHead, DraftHeadDrafter
 from decoding.draft_length import VerifyCostCurve, load_or_measure_verify_cost
 from decoding.drafters import CompositeDrafter, Drafter, EvidenceDrafter, NoDrafter, PromptLookupDrafter
@@ -70,6 +81,7 @@ COMPOSITES = (
     "speculative-chain",
     "speculative-no-history",
     "speculative-cold",
+    "speculative-no-store",
 )
 ALL_CATEGORIES = "all"
 HF_PROMPT_LOOKUP_TOKENS = 10
@@ -475,6 +487,7 @@ class DecodeBenchmark:
         draft_head: DraftHead | None = None,
         self_draft_layers: int = DEFAULT_SELF_DRAFT_LAYERS,
         repeats: int = 1,
+        answer_store: AnswerStore | None = None,
     ) -> None:
         if repeats < 1:
             raise BenchmarkInputError(f"repeats must be at least 1, got {repeats}")
@@ -484,7 +497,12 @@ class DecodeBenchmark:
             raise BenchmarkInputError(f"unknown method(s) {', '.join(unknown)}")
         if draft_head is None and set(methods) & set(HEAD_METHODS):
             raise BenchmarkInputError("the draft-head methods need a trained draft head")
+        if answer_store is None and set(methods) & set(STORE_METHODS):
+            raise BenchmarkInputError(
+                "speculative-no-store needs an answer store (`akm train-draft-head` writes one beside the head)"
+            )
         self.draft_head = draft_head
+        self.answer_store = answer_store
         # One early-exit drafter for the run (it shares the target's weights; reset per request).
         self.self_drafter = self_drafter(model, self_draft_layers) if "self-speculative" in methods else None
         self.model = model
@@ -524,12 +542,15 @@ class DecodeBenchmark:
         if method == "history" and history is not None:
             return HistoryDrafter(history)
         if method in COMPOSITES:
-            # The members answers use (akm.answer.generation): evidence, lookup, earlier outputs, the head.
+            # The members answers use (akm.answer.generation): evidence, lookup, earlier outputs, the
+            # answer store, the head.
             drafters: list[Drafter] = [PromptLookupDrafter()]
             if prompt.evidence_ids:
                 drafters.insert(0, EvidenceDrafter(prompt.evidence_ids))
             if method != "speculative-no-history" and history is not None:
                 drafters.append(HistoryDrafter(history))
+            if method != "speculative-no-store" and self.answer_store is not None:
+                drafters.append(StoreDrafter(self.answer_store))
             if method != "speculative-no-head" and self.draft_head is not None:
                 drafters.append(DraftHeadDrafter(self.draft_head))
             return CompositeDrafter(drafters)
@@ -891,13 +912,21 @@ def run_decode_benchmark(
     draft_head_file: Path | str | None = None,
     self_draft_layers: int = DEFAULT_SELF_DRAFT_LAYERS,
     repeats: int = 1,
+    answer_store_file: Path | str | None = None,
 ) -> dict[str, Any]:
     """Encode, warm up, run every method on every prompt (`repeats` rounds, the fastest kept), and
     return the full report.
 
+    `answer_store_file` (`decoding.answer_store`) is read without the answers to the prompts
+    measured here, so no prompt is drafted from a stored copy of its own answer.
+
     `on_partial_report` receives the report of the prompts done so far after each prompt, so a
     long run stopped early still leaves its figures behind.
     """
+    encoded = encode_prompts(prompts, tokenizer)
+    store = None
+    if answer_store_file is not None:
+        store = load_answer_store(answer_store_file, model, exclude=[prompt.ids for prompt in encoded])
     benchmark = DecodeBenchmark(
         model,
         tokenizer,
@@ -911,10 +940,16 @@ def run_decode_benchmark(
         draft_head=draft_head,
         self_draft_layers=self_draft_layers,
         repeats=repeats,
+        answer_store=store,
     )
     environment = environment_report(model, model_name or type(model).__name__, reference_model)
     environment["repeats"] = repeats
     environment["draft_head"] = str(draft_head_file) if draft_head is not None else None
+    environment["answer_store"] = (
+        {"file": str(answer_store_file), "answers": store.answers, "left_out": store.excluded}
+        if store is not None
+        else None
+    )
     environment["self_draft_layers"] = self_draft_layers if "self-speculative" in benchmark.methods else None
 
     def report_of(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -935,7 +970,7 @@ def run_decode_benchmark(
         def checkpoint(records: list[dict[str, Any]]) -> None:
             partial(report_of(records))
 
-    return report_of(benchmark.run(encode_prompts(prompts, tokenizer), checkpoint))
+    return report_of(benchmark.run(encoded, checkpoint))
 
 
 # --- rendering ------------------------------------------------------------------------------

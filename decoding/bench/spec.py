@@ -16,6 +16,7 @@ METHODS = (
     "speculative-chain",
     "speculative-no-history",
     "speculative-cold",
+    "speculative-no-store",
     "hf-plain",
     "hf-pld",
 )
@@ -23,5 +24,14 @@ METHODS = (
 HEAD_METHODS = ("draft-head", "speculative-no-head")
 # Run only when asked for: `history` alone (earlier outputs), `speculative` verifying chains only
 # (what draft trees add), `speculative` without the history drafter (what earlier outputs add), and
-# `speculative` prefilling every prompt whole (what keeping the cache between prompts adds).
-OPT_IN_METHODS = ("history", "speculative-chain", "speculative-no-history", "speculative-cold")
+# `speculative` prefilling every prompt whole (what keeping the cache between prompts adds), and
+# `speculative` without the answer store (what the target's stored answers add).
+OPT_IN_METHODS = (
+    "history",
+    "speculative-chain",
+    "speculative-no-history",
+    "speculative-cold",
+    "speculative-no-store",
+)
+# Methods that need an answer store (`akm train-draft-head` writes one beside the head).
+STORE_METHODS = ("speculative-no-store",)

@@ -13,6 +13,7 @@ import torch
 from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
 import decoding.train_head
+from decoding.answer_store import answer_store_path, load_answer_store
 from decoding.draft_head import (
     DraftHead,
     DraftHeadConfig,
@@ -26,8 +27,9 @@ from decoding.draft_head import (
 from decoding.draft_length import VerifyCostCurve
 from decoding.drafters import CompositeDrafter, Drafter, PromptLookupDrafter
 from decoding.head_options import HeadTrainingConfig
+from decoding.models import chat_prompt_ids
 from decoding.self_draft import early_exit_model, self_drafter
-from decoding.speculative import DecodeConfig, SpeculativeDecoder
+from decoding.speculative import DecodeConfig, SpeculativeDecoder, plain_generate
 from decoding.train_head import TrainingInputError, TrainingSources, read_source, train_draft_head
 
 from .conftest import character_tokenizer, tiny_model
@@ -49,21 +51,25 @@ def random_head(target: LlamaForCausalLM, draft_vocab: int = 0, seed: int = 0) -
     return head.attach(target).eval()
 
 
-@pytest.fixture(scope="module")
-def trained(
-    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast, tmp_path_factory: pytest.TempPathFactory
-) -> tuple[Path, decoding.train_head.TrainingReport]:
+def tiny_sources() -> TrainingSources:
     generator = random.Random(0)
     texts = ["".join(generator.choice(LETTERS) for _ in range(60)) for _ in range(40)]
     chats = [
         [{"role": "user", "content": "".join(generator.choice(LETTERS) for _ in range(6))}] for _ in range(8)
     ]
+    return TrainingSources(chats=chats, texts=texts, origins={"random letters": 48})
+
+
+@pytest.fixture(scope="module")
+def trained(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, decoding.train_head.TrainingReport]:
     directory = tmp_path_factory.mktemp("head")
     report = train_draft_head(
         target,
         tokenizer,
         "tiny",
-        TrainingSources(chats=chats, texts=texts, origins={"random letters": 48}),
+        tiny_sources(),
         work_dir=directory / "work",
         out_path=directory / "tiny.safetensors",
         config=TRAINING,
@@ -84,6 +90,31 @@ def test_training_lowers_the_loss_and_the_head_agrees_with_the_target(
     assert report.head_bytes == path.stat().st_size
     saved = json.loads(path.with_suffix(".json").read_text())
     assert saved["steps"] == report.steps > 0
+    # The answers of self-distillation are stored beside the head, to draft from.
+    assert report.answer_store_path == str(answer_store_path(path))
+    assert report.answer_store_bytes == answer_store_path(path).stat().st_size > 0
+
+
+def test_the_stored_answers_are_the_targets_greedy_answers(
+    trained: tuple[Path, decoding.train_head.TrainingReport],
+    target: LlamaForCausalLM,
+    tokenizer: PreTrainedTokenizerFast,
+) -> None:
+    store = load_answer_store(answer_store_path(trained[0]), target)
+    assert store.answers == 8 and store.excluded == 0
+    history = store.history
+    stored = [history.text[start : history.text.index(-1, start)] for start in history.starts]
+    # Each chat's answer is the target's own greedy answer (up to answer_tokens), after its prompt.
+    expected = []
+    for chat in tiny_sources().chats:
+        prompt = chat_prompt_ids(tokenizer, chat)
+        answer = plain_generate(target, tokenizer, prompt, TRAINING.answer_tokens).token_ids
+        expected.append(answer)
+        assert load_answer_store(answer_store_path(trained[0]), target, exclude=[prompt]).excluded == 1
+    # An answer that ended keeps its end-of-turn token in the store: it is drafted too.
+    eos = tokenizer.eos_token_id
+    assert all(answer[-1] == eos or len(answer) == TRAINING.answer_tokens for answer in stored)
+    assert sorted(answer[:-1] if answer[-1] == eos else answer for answer in stored) == sorted(expected)
 
 
 def test_the_saved_head_reloads_and_its_drafts_are_accepted(

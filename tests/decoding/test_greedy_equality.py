@@ -8,6 +8,7 @@ import pytest
 import torch
 from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
+from decoding.answer_store import STORE_LEAD, AnswerStore, StoreDrafter
 from decoding.draft_length import VerifyCostCurve
 from decoding.drafters import (
     CompositeDrafter,
@@ -67,6 +68,14 @@ def history(prompt: list[int], reference: list[int], draft: LlamaForCausalLM) ->
     return HistoryDrafter(earlier)
 
 
+def answer_store(prompt: list[int], reference: list[int], draft: LlamaForCausalLM) -> Drafter:
+    # Stored answers to other prompts: one holds part of the true continuation, one is noise.
+    stored = OutputHistory(64, lead=STORE_LEAD)
+    stored.add(prompt[1:], [9, 9, 2, 3, 9, 9, 4])
+    stored.add([5, 5], reference[3:30])
+    return StoreDrafter(AnswerStore(stored, "tiny", 2, 0))
+
+
 def composite(prompt: list[int], reference: list[int], draft: LlamaForCausalLM) -> Drafter:
     return CompositeDrafter([evidence(prompt, reference, draft), PromptLookupDrafter(min_ngram=1)])
 
@@ -88,6 +97,7 @@ DRAFTERS: dict[str, DrafterFactory] = {
     "prompt_lookup": prompt_lookup,
     "evidence": evidence,
     "history": history,
+    "answer_store": answer_store,
     "composite": composite,
     "model": model_drafter,
     "composite_with_model": composite_with_model,

@@ -41,6 +41,18 @@ def test_the_next_token_that_followed_most_often_leads() -> None:
     assert proposal.branches == ((8,),)
 
 
+def test_among_equal_matches_one_whose_output_goes_on_is_continued() -> None:
+    history = OutputHistory(64, lead=0)
+    history.add([], [5, 1, 2, 3, 4, 5, 6, 7, 8])
+    # Newer, as long a match and the same next token, but its output ends after one more token.
+    history.add([], [6, 1, 2, 3, 4])
+    assert history.remaining(history.starts[1] + 4) == 1
+    proposal = HistoryDrafter(history).draft([7, 1, 2, 3], 4)
+    assert list(proposal.tokens) == [4, 5, 6, 7]
+    # With a draft of one token both go on far enough, and the most recent is kept as before.
+    assert list(HistoryDrafter(history).draft([7, 1, 2, 3], 1).tokens) == [4]
+
+
 def test_the_prompt_tail_leads_into_an_output_but_is_never_proposed() -> None:
     history = OutputHistory(100, lead=3)
     history.add([5, 6, 7, 8, 9], [2, 3, 4])

@@ -14,6 +14,7 @@ from akm.cli import main as akm_main
 from akm.errors import ModelUnavailableError
 from akm.runtime import Runtime
 from akm.settings import load_settings
+from decoding.answer_store import StoreDrafter, answer_store_path
 from decoding.draft_head import (
     DraftHead,
     DraftHeadConfig,
@@ -89,6 +90,7 @@ def test_train_draft_head_writes_a_head_that_answers_use(
     assert report["sources"] == {"spec-bench chats (question.jsonl)": 2, "document paragraphs (docs)": 2}
     assert report["steps"] > 0 and report["draft_vocab"] == 2048
     assert 0.0 < report["draft_vocab_coverage"] <= 1.0
+    assert report["answer_store_path"] == str(answer_store_path(head_path))
 
     # draft_head: auto (the default) picks the head up; its drafts leave the greedy output unchanged.
     runtime = Runtime.from_settings(load_settings(data_dir=data_dir))
@@ -100,6 +102,10 @@ def test_train_draft_head_writes_a_head_that_answers_use(
     plain = plain_generate(model, tokenizer, ids, 24)
     drafted = generator.decoder.generate(ids, 24, drafter=DraftHeadDrafter(generator.draft_head))
     assert drafted.token_ids == plain.token_ids
+    # The two answers are stored beside the head, and answers draft from them too.
+    assert generator.answer_store is not None and generator.answer_store.answers == 2
+    stored = generator.decoder.generate(ids, 24, drafter=StoreDrafter(generator.answer_store))
+    assert stored.token_ids == plain.token_ids
 
 
 def test_a_head_for_another_target_is_a_clear_model_error(data_dir: Path, tmp_path: Path) -> None:
@@ -112,4 +118,4 @@ def test_a_head_for_another_target_is_a_clear_model_error(data_dir: Path, tmp_pa
     with pytest.raises(ModelUnavailableError, match="trained for tiny-llama"):
         _ = runtime.local_generator
     off = Runtime.from_settings(load_settings(data_dir=data_dir, draft_head="off"))
-    assert off.local_generator.draft_head is None
+    assert off.local_generator.draft_head is None and off.local_generator.answer_store is None

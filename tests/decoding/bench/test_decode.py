@@ -11,6 +11,7 @@ import torch
 from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
 from akm.cli import main as akm_main
+from decoding.answer_store import save_answer_store
 from decoding.bench.decode import (
     REPORT_KEYS,
     RESULT_KEYS,
@@ -20,6 +21,7 @@ from decoding.bench.decode import (
     check_methods,
     default_methods,
     divergence_list,
+    encode_prompts,
     first_divergence,
     format_markdown,
     read_prompts,
@@ -33,6 +35,7 @@ from decoding.bench.decode import (
 from decoding.bench.errors import BenchmarkInputError
 from decoding.draft_head import DraftHead, DraftHeadConfig
 from decoding.draft_length import VerifyCostCurve
+from decoding.speculative import plain_generate
 
 SHARED_DATASETS = Path(__file__).resolve().parents[3].parent / "shared" / "datasets"
 SPEC_BENCH = SHARED_DATASETS / "spec_bench" / "question.jsonl"
@@ -256,6 +259,29 @@ def test_head_and_self_speculative_methods_run_exactly(
             cost_curve=VerifyCostCurve.flat(4),
             progress=None,
         )
+
+
+def test_the_answer_store_joins_the_composites_without_the_measured_prompts_answers(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast, tmp_path: Path
+) -> None:
+    encoded = encode_prompts(TINY_PROMPTS, tokenizer)
+    unrelated = [3, 4, 5, 3, 4, 5]
+    pairs = [
+        (prompt.ids, plain_generate(target, tokenizer, prompt.ids, 24).token_ids) for prompt in encoded
+    ] + [(unrelated, plain_generate(target, tokenizer, unrelated, 24).token_ids)]
+    store_file = save_answer_store(tmp_path / "tiny.answers.safetensors", pairs, target, "tiny")
+    report = tiny_report(
+        target,
+        tokenizer,
+        ["speculative", "speculative-no-store"],
+        max_new_tokens=24,
+        answer_store_file=store_file,
+    )
+    assert all(row["identical_to_plain"] for row in report["results"])
+    # Both measured prompts' answers are left out; the unrelated one stays.
+    assert report["environment"]["answer_store"] == {"file": str(store_file), "answers": 1, "left_out": 2}
+    with pytest.raises(BenchmarkInputError, match="needs an answer store"):
+        tiny_report(target, tokenizer, ["speculative-no-store"], max_new_tokens=8)
 
 
 # --- summary arithmetic ---------------------------------------------------------------------
