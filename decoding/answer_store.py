@@ -19,16 +19,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 from transformers import PreTrainedModel
 
+from decoding.artifact_files import read_artifact_metadata, write_artifact
 from decoding.draft_head import DraftHeadMismatchError, target_fingerprint
 from decoding.history import HistoryDrafter, OutputHistory
 
@@ -97,26 +96,13 @@ def save_answer_store(
         "target_fingerprint": target_fingerprint(model),
         "prompt_digests": json.dumps(digests),
     }
-    destination = Path(path)
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    handle, staging = tempfile.mkstemp(prefix=f".{destination.name}.", dir=destination.parent)
-    os.close(handle)
-    try:
-        save_file(
-            {
-                "lead_tokens": lead_tokens,
-                "lead_lengths": lead_lengths,
-                "answer_tokens": answer_tokens,
-                "answer_lengths": answer_lengths,
-            },
-            staging,
-            metadata=metadata,
-        )
-        os.replace(staging, destination)
-    finally:
-        if os.path.exists(staging):
-            os.unlink(staging)
-    return destination
+    tensors = {
+        "lead_tokens": lead_tokens,
+        "lead_lengths": lead_lengths,
+        "answer_tokens": answer_tokens,
+        "answer_lengths": answer_lengths,
+    }
+    return write_artifact(path, tensors, metadata)
 
 
 def load_answer_store(
@@ -126,24 +112,19 @@ def load_answer_store(
 
     `AnswerStoreFileError` for a missing or damaged file, `DraftHeadMismatchError` for a store made
     for another target."""
-    from safetensors import safe_open
-
     source = Path(path)
-    if not source.is_file():
-        raise AnswerStoreFileError(f"no answer store at {source}: `akm train-draft-head` writes one")
+    metadata = read_artifact_metadata(
+        source,
+        file_format=STORE_FORMAT,
+        version=STORE_FORMAT_VERSION,
+        what="answer store",
+        error=AnswerStoreFileError,
+        missing="`akm train-draft-head` writes one beside the head",
+    )
     try:
-        with safe_open(str(source), framework="pt") as handle:
-            metadata = handle.metadata() or {}
         tensors = load_file(str(source))
     except Exception as error:  # safetensors raises its own error types for damaged files
         raise AnswerStoreFileError(f"{source} is not a readable safetensors file: {error}") from error
-    if metadata.get("format") != STORE_FORMAT:
-        raise AnswerStoreFileError(f"{source} is not an answer store (format {metadata.get('format')!r})")
-    if metadata.get("version") != str(STORE_FORMAT_VERSION):
-        raise AnswerStoreFileError(
-            f"{source} is answer store version {metadata.get('version')}; this version reads "
-            f"{STORE_FORMAT_VERSION}: train the head again"
-        )
     name = metadata.get("target_name", "?")
     fingerprint = target_fingerprint(model)
     if metadata.get("target_fingerprint") != fingerprint:

@@ -21,8 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -30,11 +28,12 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 from torch import nn
 from transformers import PreTrainedModel
 
 from decoding.acceptance import SamplingParams, sampling_probs
+from decoding.artifact_files import read_artifact_metadata, write_artifact
 from decoding.drafters import EMPTY_PROPOSAL, GREEDY, DraftProposal, VocabularyMismatchError, as_token_list
 
 HEAD_FORMAT = "akm-draft-head"
@@ -310,7 +309,6 @@ def default_head_path(cache_root: str | Path, target_name: str) -> Path:
 def save_draft_head(head: DraftHead, path: str | Path, training: dict[str, object] | None = None) -> Path:
     """Write the head's own weights (float32) and config; written aside and renamed into place."""
     destination = Path(path)
-    destination.parent.mkdir(parents=True, exist_ok=True)
     tensors = {name: tensor.detach().to("cpu").contiguous() for name, tensor in head.state_dict().items()}
     tensors = {
         name: tensor.float() if tensor.is_floating_point() else tensor for name, tensor in tensors.items()
@@ -321,36 +319,18 @@ def save_draft_head(head: DraftHead, path: str | Path, training: dict[str, objec
         "config": json.dumps(asdict(head.config)),
         "training": json.dumps(training or {}),
     }
-    handle, staging = tempfile.mkstemp(prefix=f".{destination.name}.", dir=destination.parent)
-    os.close(handle)
-    try:
-        save_file(tensors, staging, metadata=metadata)
-        os.replace(staging, destination)
-    finally:
-        if os.path.exists(staging):
-            os.unlink(staging)
-    return destination
+    return write_artifact(destination, tensors, metadata)
 
 
 def read_head_metadata(path: str | Path) -> dict[str, str]:
-    from safetensors import safe_open
-
-    source = Path(path)
-    if not source.is_file():
-        raise DraftHeadFileError(f"no draft head at {source}: train one with `akm train-draft-head`")
-    try:
-        with safe_open(str(source), framework="pt") as handle:
-            metadata = handle.metadata() or {}
-    except Exception as error:  # safetensors raises its own error types for damaged files
-        raise DraftHeadFileError(f"{source} is not a readable safetensors file: {error}") from error
-    if metadata.get("format") != HEAD_FORMAT:
-        raise DraftHeadFileError(f"{source} is not a draft head file (format {metadata.get('format')!r})")
-    if metadata.get("version") != str(HEAD_FORMAT_VERSION):
-        raise DraftHeadFileError(
-            f"{source} is draft head format version {metadata.get('version')}; this version reads "
-            f"{HEAD_FORMAT_VERSION}: train the head again"
-        )
-    return metadata
+    return read_artifact_metadata(
+        path,
+        file_format=HEAD_FORMAT,
+        version=HEAD_FORMAT_VERSION,
+        what="draft head",
+        error=DraftHeadFileError,
+        missing="train one with `akm train-draft-head`",
+    )
 
 
 def load_draft_head(path: str | Path, target: PreTrainedModel) -> DraftHead:

@@ -16,7 +16,7 @@ from decoding.answer_store import (
     prompt_digest,
     save_answer_store,
 )
-from decoding.draft_head import DraftHeadMismatchError
+from decoding.draft_head import DraftHead, DraftHeadConfig, DraftHeadMismatchError, save_draft_head
 from decoding.draft_length import VerifyCostCurve
 from decoding.drafters import CompositeDrafter, PromptLookupDrafter
 from decoding.speculative import DecodeConfig, SpeculativeDecoder, plain_generate
@@ -99,6 +99,11 @@ def test_a_store_for_another_target_or_a_damaged_file_is_refused(
     damaged.write_bytes(path.read_bytes()[:40])
     with pytest.raises(AnswerStoreFileError, match="not a readable safetensors file"):
         load_answer_store(damaged, target)
+    head = save_draft_head(
+        DraftHead(DraftHeadConfig.for_target(target, "tiny")), tmp_path / "tiny.safetensors"
+    )
+    with pytest.raises(AnswerStoreFileError, match="is not an answer store file"):
+        load_answer_store(head, target)
 
 
 def test_the_store_sits_beside_its_head() -> None:
