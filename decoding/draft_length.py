@@ -20,7 +20,7 @@ import torch
 from transformers import PreTrainedModel
 
 from decoding.kv_cache import CachedModel
-from decoding.lean_llama import PACK_ROWS, LeanLlama, can_pack
+from decoding.lean_llama import KERNELS, PACK_ROWS, LeanLlama, can_pack
 from decoding.packed_linear import is_prepacked
 
 # Match-length buckets: a proposal continuing a 12-token match is far likelier to be right than one
@@ -41,10 +41,19 @@ class VerifyCostCurve:
     """seconds[k] = wall time of one forward pass over k+1 new tokens (k drafts plus the pending token)."""
 
     seconds: tuple[float, ...]
+    # kernels[k]: the linear-layer kernel (decoding.lean_llama.KERNELS) that measured fastest for k+1
+    # rows, which the decoder then uses; None where there was no choice (not the lean forward).
+    kernels: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if not self.seconds or any(value <= 0 for value in self.seconds):
             raise ValueError("a cost curve needs a positive cost for k = 0..K")
+        if self.kernels is not None:
+            if len(self.kernels) != len(self.seconds):
+                raise ValueError(f"{len(self.kernels)} kernels for {len(self.seconds)} costs")
+            unknown = sorted(set(self.kernels) - set(KERNELS))
+            if unknown:
+                raise ValueError(f"unknown kernels {unknown}; known: {list(KERNELS)}")
 
     @property
     def max_draft(self) -> int:
@@ -58,19 +67,22 @@ class VerifyCostCurve:
         """Verifying is as cheap as one token (a GPU-like assumption, and the right one for tests)."""
         return cls(tuple(1.0 for _ in range(max_draft + 1)))
 
-    def to_dict(self) -> dict[str, list[float]]:
-        return {"seconds": list(self.seconds)}
+    def to_dict(self) -> dict[str, list[float] | list[str]]:
+        if self.kernels is None:
+            return {"seconds": list(self.seconds)}
+        return {"seconds": list(self.seconds), "kernels": list(self.kernels)}
 
 
 # Bumped whenever the cache layout or the measurement method changes: older caches are ignored.
-COST_CACHE_FORMAT = 4
+COST_CACHE_FORMAT = 5
 REMEASURE_ENV = "AKM_REMEASURE_VERIFY_COST"
-MEASUREMENT_METHOD = "min-wall-interleaved"
+MEASUREMENT_METHOD = "min-wall-interleaved-kernels"
 
 # Bounds on what a CPU or GPU forward can plausibly cost. Verifying one draft reads the same weights as
 # a plain step, so it cannot be much cheaper (noise aside) nor many times dearer; a curve outside these
 # bounds was measured on a busy machine and would steer the chooser wrong for as long as it is cached.
-_MIN_FIRST_RATIO = 0.95
+# A faster kernel for two rows than the stock one-row kernel can make k = 1 a little cheaper than k = 0.
+_MIN_FIRST_RATIO = 0.8
 _MAX_FIRST_RATIO = 3.0
 _MONOTONE_TOLERANCE = 0.85
 _MEASURE_ATTEMPTS = 3
@@ -97,7 +109,7 @@ def monotone(curve: VerifyCostCurve) -> VerifyCostCurve:
     seconds = list(curve.seconds)
     for k in range(1, len(seconds)):
         seconds[k] = max(seconds[k], seconds[k - 1])
-    return VerifyCostCurve(tuple(seconds))
+    return VerifyCostCurve(tuple(seconds), curve.kernels)
 
 
 def measure_verify_cost(
@@ -107,29 +119,44 @@ def measure_verify_cost(
     context_length: int = 256,
     repeats: int = 5,
 ) -> VerifyCostCurve:
-    """Least wall time of a forward over k+1 tokens on a `context_length` cache, for k = 0..max_draft.
+    """Least wall time of a forward over k+1 tokens on a `context_length` cache, for k = 0..max_draft,
+    with the fastest of the linear-layer kernels the lean forward offers for each k.
 
-    Rounds visit every k in turn, so a burst of load hits all k alike instead of one; the minimum
-    over rounds is the cost with the least interference, which load can only add to.
+    Which kernel is fastest for a few rows depends on the CPU and its BLAS build (on one machine the
+    stock kernel for two rows cost 2x one row, the transposed product 0.9x), so it is measured, not
+    assumed. Rounds visit every k and kernel in turn, so a burst of load hits all alike instead of
+    one; the minimum over rounds is the cost with the least interference, which load can only add to.
     The raw curve is returned: `curve_problem` judges it before `monotone` smooths it.
     """
     cached = CachedModel(model)
+    lean = cached.lean
+    choices = [
+        lean.kernel_choices(k + 1) if lean is not None and k else ("stock",) for k in range(max_draft + 1)
+    ]
     vocab = int(model.config.vocab_size)
     generator = torch.Generator().manual_seed(0)
     context = torch.randint(0, vocab, (context_length,), generator=generator).tolist()
     cached.forward(context, logits_to_keep=1)
     block = torch.randint(0, vocab, (max_draft + 1,), generator=generator).tolist()
-    for k in range(max_draft + 1):  # warm-up: first calls of each shape pay for allocation
-        cached.forward(block[: k + 1])
-        cached.crop(context_length)
-    best = [float("inf")] * (max_draft + 1)
-    for _ in range(repeats):
+    best: dict[tuple[int, str], float] = {}
+    for round_index in range(repeats + 1):  # round 0 warms up: first calls of a shape pay for allocation
         for k in range(max_draft + 1):
-            started = time.perf_counter()
-            cached.forward(block[: k + 1])
-            best[k] = min(best[k], time.perf_counter() - started)
-            cached.crop(context_length)
-    return VerifyCostCurve(tuple(best))
+            for kernel in choices[k]:
+                if lean is not None and k:
+                    lean.set_kernel(k + 1, kernel)
+                started = time.perf_counter()
+                cached.forward(block[: k + 1])
+                elapsed = time.perf_counter() - started
+                cached.crop(context_length)
+                if round_index:
+                    best[k, kernel] = min(best.get((k, kernel), float("inf")), elapsed)
+    fastest = [min(choices[k], key=lambda kernel: best[k, kernel]) for k in range(max_draft + 1)]
+    if lean is not None and "onednn" not in fastest:
+        lean.drop_onednn_copies()
+    return VerifyCostCurve(
+        tuple(best[k, kernel] for k, kernel in enumerate(fastest)),
+        tuple(fastest) if lean is not None else None,
+    )
 
 
 def _lean_suffix(model: PreTrainedModel) -> str:
@@ -178,8 +205,12 @@ def _read_cache(path: Path | None) -> dict[str, Any]:
 
 def _cached_curve(entry: object) -> VerifyCostCurve | None:
     try:
-        curve = VerifyCostCurve(tuple(float(value) for value in entry["seconds"]))  # type: ignore[index]
-    except (ValueError, KeyError, TypeError):
+        kernels = entry.get("kernels")  # type: ignore[attr-defined]
+        curve = VerifyCostCurve(
+            tuple(float(value) for value in entry["seconds"]),  # type: ignore[index]
+            None if kernels is None else tuple(str(kernel) for kernel in kernels),
+        )
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
     return curve if curve_problem(curve) is None else None
 

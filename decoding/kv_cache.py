@@ -10,6 +10,7 @@ model is switched to `decoding.attention`'s grouped-query attention, which forwa
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -37,6 +38,15 @@ class CachedModel:
     @property
     def length(self) -> int:
         return len(self.tokens)
+
+    def use_kernels(self, kernels: Sequence[str] | None) -> None:
+        """Compute blocks of k+1 rows with `kernels[k]` (a measured cost curve's choice); None, or a
+        model on Transformers' own forward, keeps the defaults."""
+        if kernels is None or self.lean is None:
+            return
+        for k, kernel in enumerate(kernels):
+            if k:
+                self.lean.set_kernel(k + 1, kernel)
 
     def reset(self) -> None:
         self.tokens = []

@@ -22,8 +22,18 @@ and MKL, `LeanLlama` packs each weight once per row count in `pack_rows` (MKL's 
 is made once per model and shared) and pads a block of rows up to the next packed count: 8 rows then
 measured 1.4x one row (docs/speculative-decoding.md, "Verify cost"). The arithmetic stays float32;
 only the summation order inside the kernel differs, as it already does between the stock one-row and
-many-row kernels. One, two and three rows (plain decoding, short drafts) and prefills keep the stock
-kernel, so those stay equal to Transformers' bit for bit.
+many-row kernels.
+
+Which kernel is fastest for a verification block of 2 to 32 rows depends on the CPU and its BLAS build, so each
+row count's kernel can be set (`set_kernel`): `stock`, `packed` (4-16 rows), `transposed`, which
+computes `(W @ x^T)^T`, the large weight as the left operand in its stored order, or `onednn`,
+oneDNN's linear over a copy of the weights in its own layout (made the first time a row count takes
+it, shared, about the size of the model's weights). On an AVX2-only CPU whose MKL took a slow path,
+the stock kernel made two rows cost 2.0x one row, the transposed one 0.9x; over 9 rows the whole
+forward cost 1.7x one row transposed and 1.4x with oneDNN.
+`decoding.draft_length.measure_verify_cost` times every choice and the decoder takes the fastest.
+One row (plain decoding) and prefills always keep the stock kernel, so they stay equal to
+Transformers' bit for bit; by default two and three rows do too.
 
 `LeanLlama.supports(model)` says whether a model is one it reproduces exactly: a `LlamaForCausalLM`
 with default rotary embeddings, SiLU MLP, no biases and SDPA attention; `CachedModel` uses Transformers'
@@ -49,9 +59,37 @@ _INITIAL_CAPACITY = 512
 PACK_ROWS: tuple[int, ...] = (8, 16)
 # Fewer rows than this take the stock kernel, which does not repack the weight below it.
 PACK_MIN_ROWS = 4
+# The kernels a linear layer can run with, and the most rows a block may take a non-stock one for.
+KERNELS: tuple[str, ...] = ("stock", "transposed", "packed", "onednn")
+MAX_KERNEL_ROWS = 32
 
 # Packed copies per weight tensor and row count, shared by every LeanLlama over the same weights.
 _PACKED: WeakIdKeyDictionary = WeakIdKeyDictionary()
+# oneDNN's copy of each weight tensor (one layout serves every row count), made when first needed.
+_ONEDNN: WeakIdKeyDictionary = WeakIdKeyDictionary()
+
+
+def can_use_onednn(model: nn.Module) -> bool:
+    """Whether `model`'s weights can go through oneDNN's linear: float32 on a CPU torch with oneDNN."""
+    parameter = next(model.parameters(), None)
+    return (
+        parameter is not None
+        and parameter.dtype == torch.float32
+        and parameter.device.type == "cpu"
+        and torch.backends.mkldnn.is_available()  # type: ignore[no-untyped-call]
+        and hasattr(torch.ops.mkldnn, "_linear_pointwise")
+        and hasattr(torch.ops.mkldnn, "_reorder_linear_weight")
+    )
+
+
+def onednn_weight(weight: torch.Tensor) -> torch.Tensor:
+    """`weight` in oneDNN's layout for products with a few rows (made once, shared; the layout chosen
+    for 16 rows served every row count from 2 to 16 in the measurements)."""
+    if weight not in _ONEDNN:
+        with torch.inference_mode():
+            _ONEDNN[weight] = torch.ops.mkldnn._reorder_linear_weight(weight.detach(), 16)
+    copy: torch.Tensor = _ONEDNN[weight]
+    return copy
 
 
 def can_pack(model: nn.Module) -> bool:
@@ -164,6 +202,15 @@ class LeanLlama:
             count: next(rows for rows in self.pack_rows if rows >= count)
             for count in range(PACK_MIN_ROWS, max(self.pack_rows, default=0) + 1)
         }
+        # The kernel of each row count (absent: stock); `set_kernel` changes it, e.g. to the fastest
+        # one measured on this machine (decoding.draft_length.measure_verify_cost).
+        self.kernels: dict[int, str] = {count: "packed" for count in self._pack_for}
+        self._weights = weights
+        # The kernels of the forward running now: `kernels` for a verification block, none for a prefill.
+        self._active_kernels: dict[int, str] = {}
+        self._can_use_onednn = can_use_onednn(model)
+        # oneDNN copies by weight id, fetched when a row count first takes the oneDNN kernel.
+        self._onednn: dict[int, torch.Tensor] = {}
         self.length = 0
         self._initial_capacity = max(1, capacity)
         self._capacity = 0
@@ -249,13 +296,57 @@ class LeanLlama:
         hidden = hidden * torch.rsqrt(variance + self.epsilon)
         return weight * hidden.to(dtype)
 
+    def kernel_choices(self, rows: int) -> tuple[str, ...]:
+        """The kernels a block of `rows` rows can take. One row (plain decoding) and prefills keep the
+        stock kernel, so they stay equal to Transformers' forward bit for bit."""
+        if not 2 <= rows <= MAX_KERNEL_ROWS:
+            return ("stock",)
+        onednn = ("onednn",) if self._can_use_onednn else ()
+        if rows in self._pack_for:
+            # The stock kernel repacks the weight on every call from 4 rows on (see the module notes).
+            return ("packed", "transposed", *onednn)
+        return ("stock", "transposed", *onednn)
+
+    def set_kernel(self, rows: int, kernel: str) -> None:
+        """Compute the linear layers of `rows`-row blocks with `kernel` (one of `kernel_choices`)."""
+        if kernel not in self.kernel_choices(rows):
+            raise ValueError(
+                f"no {kernel!r} kernel for {rows}-row blocks; choose from {self.kernel_choices(rows)}"
+            )
+        if kernel == "onednn" and not self._onednn:
+            self._onednn = {id(weight): onednn_weight(weight) for weight in self._weights}
+        if kernel == "stock":
+            self.kernels.pop(rows, None)
+        else:
+            self.kernels[rows] = kernel
+
+    def drop_onednn_copies(self) -> None:
+        """Forget the oneDNN copies of this model's weights (a measurement that chose another kernel
+        frees their memory); a LeanLlama still using them keeps its own references."""
+        for weight in self._weights:
+            if weight in _ONEDNN:
+                del _ONEDNN[weight]
+        self._onednn = {}
+
     def _linear(self, inputs: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-        """`inputs @ weight.T` for (1, rows, in) or (rows, in) inputs; packed for 4-16 rows."""
+        """`inputs @ weight.T` for (1, rows, in) or (rows, in) inputs, by the row count's kernel."""
         count = inputs.shape[-2]
-        packed = self._pack_for.get(count)
-        if packed is None:
+        kernel = self._active_kernels.get(count)
+        if kernel is None:
             return functional.linear(inputs, weight)
         rows = inputs.reshape(count, inputs.shape[-1])
+        if kernel == "transposed":
+            # (weight @ rows^T)^T: the weight is the large operand, read once in its stored row-major
+            # order, and the few input rows are the narrow side; some BLAS builds take a much faster
+            # path for this shape than for `rows @ weight^T` (measured: docs/speculative-decoding.md).
+            transposed = torch.mm(weight, rows.t()).t().contiguous()
+            return transposed.reshape(*inputs.shape[:-1], weight.shape[0])
+        if kernel == "onednn":
+            product: torch.Tensor = torch.ops.mkldnn._linear_pointwise(
+                rows, self._onednn[id(weight)], None, "none", [], ""
+            )
+            return product.reshape(*inputs.shape[:-1], weight.shape[0])
+        packed = self._pack_for[count]
         if count < packed:
             rows = torch.cat((rows, rows.new_zeros(packed - count, rows.shape[1])))
         output: torch.Tensor = torch.ops.mkl._mkl_linear(
@@ -289,6 +380,9 @@ class LeanLlama:
             raise ValueError("forward needs at least one token")
         start, end = self.length, self.length + count
         self._grow(end)
+        # A block whose every row's logits are wanted is a verification and takes its row count's
+        # kernel; a prefill (logits of its last rows only) keeps the stock one, as plain decoding does.
+        self._active_kernels = self.kernels if not logits_to_keep else {}
         hidden = functional.embedding(torch.tensor([tokens], device=self.device), self.embedding)
         mask = None
         if parents is not None:

@@ -201,6 +201,8 @@ class SpeculativeDecoder:
         # What each member of a composite drafter has cost and saved, by member key, across requests.
         self.member_ledgers: dict[str, MemberLedger] = {}
         self._cost = self.config.cost_curve
+        if self._cost is not None:
+            self.target.use_kernels(self._cost.kernels)
         # Seconds a drafter spends per proposed token, by source; a model drafter's forwards are a
         # real cost that the choice of k must weigh, a lookup's microseconds are not.
         self.draft_seconds_per_token: dict[str, float] = {}
@@ -248,6 +250,8 @@ class SpeculativeDecoder:
             self._cost = load_or_measure_verify_cost(
                 self.model, self.config.max_draft, self.config.cost_cache_dir
             )
+            # The kernels the curve's costs were measured with are the ones verification then uses.
+            self.target.use_kernels(self._cost.kernels)
         return self._cost
 
     def generate(

@@ -830,6 +830,8 @@ def cost_curve_report(curve: VerifyCostCurve) -> dict[str, Any]:
         "draft_tokens": list(range(len(curve.seconds))),
         "seconds": list(curve.seconds),
         "ratio_to_plain_step": [curve.ratio(k) for k in range(len(curve.seconds))],
+        # The linear-layer kernel each k measured fastest with, which verification used (None: no choice).
+        "kernels": None if curve.kernels is None else list(curve.kernels),
     }
 
 
@@ -1032,13 +1034,14 @@ def format_markdown(report: dict[str, Any]) -> str:
         "",
         "## Verify cost (one target forward over k drafts + 1 token)",
         "",
-        "| k | ms | × plain step |",
+        "| k | ms | × plain step | kernel |",
     ]
-    lines.append("|---|---|---|")
-    for k, seconds, ratio in zip(
-        curve["draft_tokens"], curve["seconds"], curve["ratio_to_plain_step"], strict=True
+    lines.append("|---|---|---|---|")
+    kernels = curve.get("kernels") or ["–"] * len(curve["seconds"])
+    for k, seconds, ratio, kernel in zip(
+        curve["draft_tokens"], curve["seconds"], curve["ratio_to_plain_step"], kernels, strict=True
     ):
-        lines.append(f"| {k} | {seconds * 1000.0:.1f} | {ratio:.2f} |")
+        lines.append(f"| {k} | {seconds * 1000.0:.1f} | {ratio:.2f} | {kernel} |")
     lines += ["", "## Divergences from own plain greedy", ""]
     if not report["divergences"]:
         lines.append("None: every method produced own plain's tokens on every prompt.")

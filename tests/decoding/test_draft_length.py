@@ -29,6 +29,7 @@ from decoding.draft_length import (
     monotone,
 )
 from decoding.drafters import DraftProposal, ModelDrafter
+from decoding.kv_cache import CachedModel
 from decoding.speculative import DecodeConfig, SpeculativeDecoder
 
 # The CPU curve from the measured SmolLM2 numbers: k=1 costs 1.7x a plain step, k=8 about 2x.
@@ -108,6 +109,48 @@ def test_measure_verify_cost_times_every_k(target: LlamaForCausalLM) -> None:
     assert smoothed[0] == curve.seconds[0]
 
 
+def test_measurement_chooses_a_kernel_per_block_size(target: LlamaForCausalLM) -> None:
+    curve = measure_verify_cost(target, 5, repeats=1)
+    assert curve.kernels is not None and len(curve.kernels) == 6
+    assert curve.kernels[0] == "stock"  # plain decoding keeps the stock kernel
+    lean = CachedModel(target).lean
+    assert lean is not None
+    for k, kernel in enumerate(curve.kernels):
+        assert kernel in lean.kernel_choices(k + 1)
+
+
+def test_the_decoder_verifies_with_the_kernels_its_curve_chose(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
+) -> None:
+    curve = VerifyCostCurve((10.0, 11.0, 12.0, 13.0), ("stock", "transposed", "stock", "transposed"))
+    decoder = SpeculativeDecoder(target, tokenizer, config=DecodeConfig(max_draft=3, cost_curve=curve))
+    assert decoder.target.lean is not None
+    assert decoder.target.lean.kernels == {2: "transposed", 4: "transposed"}
+
+
+def test_a_curve_names_known_kernels_one_per_cost() -> None:
+    with pytest.raises(ValueError, match="unknown kernels"):
+        VerifyCostCurve((1.0, 2.0), ("stock", "fast"))
+    with pytest.raises(ValueError, match="1 kernels for 2 costs"):
+        VerifyCostCurve((1.0, 2.0), ("stock",))
+
+
+def test_the_cache_keeps_each_k_kernel(
+    target: LlamaForCausalLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(REMEASURE_ENV, raising=False)
+    chosen = VerifyCostCurve(
+        (10.0, 11.0, 12.0, 13.0, 14.0), ("stock", "transposed", "stock", "transposed", "packed")
+    )
+    handed = scripted_measurements(monkeypatch, [chosen, chosen])
+    assert load_or_measure_verify_cost(target, 4, tmp_path) == chosen
+    assert load_or_measure_verify_cost(target, 4, tmp_path).kernels == chosen.kernels
+    assert len(handed) == 1
+    document = json.loads((tmp_path / "verify-cost.json").read_text())
+    (entry,) = document["curves"].values()
+    assert entry["kernels"] == list(chosen.kernels)
+
+
 def test_cost_curve_is_measured_once_and_cached(
     target: LlamaForCausalLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -141,11 +184,19 @@ GOOD = VerifyCostCurve((10.0, 17.0, 18.0, 19.0, 20.0))
     [
         ((10.0, 17.0, 18.0, 19.0, 20.0), True),
         ((10.0, 9.8, 10.5, 11.0, 11.0), True),  # within noise of flat
-        ((10.0, 9.0, 10.0, 11.0, 12.0), False),  # one draft cheaper than a plain step
+        ((10.0, 9.0, 10.0, 11.0, 12.0), True),  # a faster two-row kernel than the one-row one
+        ((10.0, 7.0, 10.0, 11.0, 12.0), False),  # one draft far cheaper than a plain step
         ((10.0, 68.0, 70.0, 71.0, 72.0), False),  # 6.8x: speculation could never pay
         ((10.0, 17.0, 18.0, 12.0, 20.0), False),  # drops far below a smaller k
     ],
-    ids=["cpu_like", "flat_within_noise", "first_below_one", "first_absurdly_high", "not_monotone"],
+    ids=[
+        "cpu_like",
+        "flat_within_noise",
+        "first_a_little_below_one",
+        "first_far_below_one",
+        "first_absurdly_high",
+        "not_monotone",
+    ],
 )
 def test_curve_problem(seconds: tuple[float, ...], plausible: bool) -> None:
     assert (curve_problem(VerifyCostCurve(seconds)) is None) is plausible
@@ -155,7 +206,7 @@ def test_implausible_measurement_is_remeasured_and_conditions_recorded(
     target: LlamaForCausalLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(REMEASURE_ENV, raising=False)
-    flat = VerifyCostCurve((10.0, 9.0, 9.0, 9.0, 9.0))
+    flat = VerifyCostCurve((10.0, 7.0, 7.0, 7.0, 7.0))
     handed = scripted_measurements(monkeypatch, [flat, GOOD])
     assert load_or_measure_verify_cost(target, 4, tmp_path) == GOOD
     assert handed == [flat, GOOD]
@@ -167,7 +218,7 @@ def test_implausible_measurement_is_remeasured_and_conditions_recorded(
     assert conditions["threads"] == torch.get_num_threads()
     assert conditions["torch_version"] == str(torch.__version__)
     assert conditions["context_length"] == 256
-    assert conditions["method"] == "min-wall-interleaved"
+    assert conditions["method"] == "min-wall-interleaved-kernels"
     assert set(conditions) == {
         "threads",
         "torch_version",
