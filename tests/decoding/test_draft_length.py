@@ -119,6 +119,17 @@ def test_measurement_chooses_a_kernel_per_block_size(target: LlamaForCausalLM) -
         assert kernel in lean.kernel_choices(k + 1)
 
 
+def test_a_kernel_this_torch_cannot_run_is_left_out(
+    target: LlamaForCausalLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_: object, **__: object) -> torch.Tensor:
+        raise RuntimeError("no such kernel here")
+
+    monkeypatch.setattr(torch, "mm", broken)  # only the transposed kernel calls it
+    curve = measure_verify_cost(target, 3, repeats=1)
+    assert curve.kernels == ("stock", "stock", "stock", "stock")
+
+
 def test_the_decoder_verifies_with_the_kernels_its_curve_chose(
     target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
 ) -> None:

@@ -19,6 +19,7 @@ from decoding.bench.decode import (
     BenchPrompt,
     acceptance_by_position,
     check_methods,
+    cost_curve_report,
     default_methods,
     divergence_list,
     encode_prompts,
@@ -551,6 +552,7 @@ def test_benchmark_runs_end_to_end_and_writes_the_report(
     assert set(loaded["summary"]["speculative"]) == {"squad", "other", "all"}
     assert loaded["summary"]["plain"]["all"]["speedup_vs_plain"] == 1.0
     assert loaded["cost_curve"]["seconds"] == [1.0] * 5
+    assert loaded["cost_curve"]["kernels"] is None  # a given flat curve chose no kernels
     assert loaded["environment"]["model"] == "tiny"
     assert loaded["environment"]["dtype"] == "float64"
     assert loaded["divergences"] == []
@@ -713,3 +715,23 @@ def test_shared_prompt_files_parse() -> None:
     assert len(squad) > 20
     assert all(len(prompt.evidence) == 1 and prompt.evidence[0] in prompt.messages[1][1] for prompt in squad)
     assert len({prompt.prompt_id for prompt in squad}) == len(squad)
+
+
+def test_the_report_names_the_kernel_each_k_was_verified_with() -> None:
+    curve = VerifyCostCurve((0.05, 0.05, 0.06), ("stock", "transposed", "onednn"))
+    report = cost_curve_report(curve)
+    assert report["kernels"] == ["stock", "transposed", "onednn"]
+    markdown = format_markdown(
+        {
+            "format": "squad",
+            "prompt_count": 1,
+            "max_new_tokens": 8,
+            "environment": {},
+            "summary": {},
+            "cost_curve": report,
+            "divergences": [],
+        }
+    )
+    assert "| k | ms | × plain step | kernel |" in markdown
+    assert "| 1 | 50.0 | 1.00 | transposed |" in markdown
+    assert "| 2 | 60.0 | 1.20 | onednn |" in markdown
