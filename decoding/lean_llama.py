@@ -69,13 +69,15 @@ _PACKED: WeakIdKeyDictionary = WeakIdKeyDictionary()
 _ONEDNN: WeakIdKeyDictionary = WeakIdKeyDictionary()
 
 
+def _float32_cpu(model: nn.Module) -> bool:
+    parameter = next(model.parameters(), None)
+    return parameter is not None and parameter.dtype == torch.float32 and parameter.device.type == "cpu"
+
+
 def can_use_onednn(model: nn.Module) -> bool:
     """Whether `model`'s weights can go through oneDNN's linear: float32 on a CPU torch with oneDNN."""
-    parameter = next(model.parameters(), None)
     return (
-        parameter is not None
-        and parameter.dtype == torch.float32
-        and parameter.device.type == "cpu"
+        _float32_cpu(model)
         and torch.backends.mkldnn.is_available()  # type: ignore[no-untyped-call]
         and hasattr(torch.ops.mkldnn, "_linear_pointwise")
         and hasattr(torch.ops.mkldnn, "_reorder_linear_weight")
@@ -94,11 +96,8 @@ def onednn_weight(weight: torch.Tensor) -> torch.Tensor:
 
 def can_pack(model: nn.Module) -> bool:
     """Whether `model`'s weights can be packed for MKL's GEMM: float32 on a CPU torch built with MKL."""
-    parameter = next(model.parameters(), None)
     return (
-        parameter is not None
-        and parameter.dtype == torch.float32
-        and parameter.device.type == "cpu"
+        _float32_cpu(model)
         and torch.backends.mkl.is_available()  # type: ignore[no-untyped-call]
         and hasattr(torch.ops.mkl, "_mkl_reorder_linear_weight")
     )

@@ -172,6 +172,9 @@ def test_the_tiny_llama_is_supported() -> None:
 needs_mkl = pytest.mark.skipif(
     not can_pack(float32_model(0)), reason="this torch has no MKL packed GEMM for float32 CPU weights"
 )
+needs_onednn = pytest.mark.skipif(
+    not can_use_onednn(float32_model(0)), reason="this torch has no oneDNN linear for float32 CPU weights"
+)
 
 
 @needs_mkl
@@ -214,112 +217,19 @@ def test_only_float32_cpu_weights_are_packed() -> None:
         LeanLlama(model, pack_rows=(8,))
 
 
-@needs_mkl
-@pytest.mark.parametrize("draft_length", [3, 7, 12])
-def test_speculative_greedy_equals_plain_with_packed_verification(draft_length: int) -> None:
-    # float32 with a sharp head: packed blocks round differently from one-row steps, but far from ties.
-    model = tiny_model(seed=1, scale=8.0).to(torch.float32)
-    tokenizer = character_tokenizer()
-    prompt = [0, 2, 3, 4, 2, 3, 4]
-    plain = plain_generate(model, tokenizer, prompt, 40)
-    drafter = ScriptedDrafter(prompt + plain.token_ids, 16, wrong_every=4)
-    decoder = SpeculativeDecoder(model, tokenizer, drafter, DecodeConfig(draft_length=draft_length))
-    assert decoder.target.lean is not None and decoder.target.lean.pack_rows == PACK_ROWS
-    result = decoder.generate(prompt, 40)
-    assert result.token_ids == plain.token_ids
-    assert result.stats.accepted > 0
-
-
 @pytest.mark.parametrize(
-    "make", [lambda: tiny_model(12), lambda: float32_model(13)], ids=["float64", "float32"]
-)
-def test_transposed_kernel_agrees_with_the_stock_one_to_rounding(make: Any) -> None:
-    model = make()
-    transposed = LeanLlama(model, pack_rows=())
-    stock = LeanLlama(model, pack_rows=())
-    for rows in range(2, 17):
-        transposed.set_kernel(rows, "transposed")
-    assert transposed.kernels == dict.fromkeys(range(2, 17), "transposed")
-    prompt = [0, *range(2, 16), *range(2, 10)]
-    # Prefills and single rows keep the stock kernel: bit for bit.
-    assert torch.equal(transposed.forward(prompt)[0], stock.forward(prompt)[0])
-    assert torch.equal(transposed.forward([5])[0], stock.forward([5])[0])
-    tolerance = 1e-12 if model.dtype == torch.float64 else 1e-5
-    for rows in range(2, 19):
-        block = [2 + (index * 3 + rows) % 14 for index in range(rows)]
-        logits, _ = transposed.forward(block)
-        expected, _ = stock.forward(block)
-        assert torch.allclose(logits, expected, atol=tolerance, rtol=tolerance), rows
-        assert torch.equal(logits.argmax(-1), expected.argmax(-1)), rows
-        transposed.crop(len(prompt) + 1)
-        stock.crop(len(prompt) + 1)
-
-
-def test_kernels_are_chosen_per_block_size_within_what_each_size_offers() -> None:
-    lean = LeanLlama(tiny_model(14))  # float64: nothing to pack
-    assert lean.kernel_choices(1) == ("stock",)
-    assert lean.kernel_choices(33) == ("stock",)
-    assert (
-        lean.kernel_choices(2) == lean.kernel_choices(8) == lean.kernel_choices(32) == ("stock", "transposed")
-    )
-    with pytest.raises(ValueError, match="no 'transposed' kernel for 1-row blocks"):
-        lean.set_kernel(1, "transposed")
-    with pytest.raises(ValueError, match="no 'packed' kernel for 8-row blocks"):
-        lean.set_kernel(8, "packed")
-    lean.set_kernel(3, "transposed")
-    lean.set_kernel(3, "stock")
-    assert lean.kernels == {}
-
-
-needs_onednn = pytest.mark.skipif(
-    not can_use_onednn(float32_model(0)), reason="this torch has no oneDNN linear for float32 CPU weights"
-)
-
-
-@needs_mkl
-@needs_onednn
-def test_packed_row_counts_choose_between_packed_transposed_and_onednn() -> None:
-    lean = LeanLlama(float32_model(15))
-    assert lean.kernel_choices(3) == ("stock", "transposed", "onednn")
-    assert lean.kernel_choices(4) == lean.kernel_choices(16) == ("packed", "transposed", "onednn")
-    assert lean.kernels[4] == "packed"
-    lean.set_kernel(4, "transposed")
-    assert lean.kernels[4] == "transposed"
-
-
-@needs_onednn
-def test_onednn_kernel_agrees_with_the_stock_one_to_rounding() -> None:
-    model = float32_model(16)
-    onednn = LeanLlama(model, pack_rows=())
-    stock = LeanLlama(model, pack_rows=())
-    for rows in range(2, 17):
-        onednn.set_kernel(rows, "onednn")
-    weight = model.model.layers[0].mlp.gate_proj.weight
-    assert onednn_weight(weight) is onednn_weight(weight)  # one shared copy per weight
-    prompt = [0, *range(2, 16), *range(2, 10)]
-    assert torch.equal(onednn.forward(prompt)[0], stock.forward(prompt)[0])
-    for rows in range(2, 19):
-        block = [2 + (index * 7 + rows) % 14 for index in range(rows)]
-        logits, _ = onednn.forward(block)
-        expected, _ = stock.forward(block)
-        assert torch.allclose(logits, expected, atol=1e-5, rtol=1e-5), rows
-        assert torch.equal(logits.argmax(-1), expected.argmax(-1)), rows
-        onednn.crop(len(prompt))
-        stock.crop(len(prompt))
-
-
-def test_float64_weights_have_no_onednn_kernel() -> None:
-    assert not can_use_onednn(tiny_model(17))
-    assert "onednn" not in LeanLlama(tiny_model(17)).kernel_choices(8)
-
-
-@pytest.mark.parametrize(
-    "kernel", ["transposed", pytest.param("onednn", marks=needs_onednn)], ids=["transposed", "onednn"]
+    "kernel",
+    [
+        pytest.param("packed", marks=needs_mkl),
+        "transposed",
+        pytest.param("onednn", marks=needs_onednn),
+    ],
 )
 @pytest.mark.parametrize("draft_length", [1, 3, 7, 12])
-def test_speculative_greedy_equals_plain_with_other_verification_kernels(
+def test_speculative_greedy_equals_plain_through_every_verification_kernel(
     draft_length: int, kernel: str
 ) -> None:
+    # float32 with a sharp head: other kernels round differently from one-row steps, but far from ties.
     model = tiny_model(seed=1, scale=8.0).to(torch.float32)
     tokenizer = character_tokenizer()
     prompt = [0, 2, 3, 4, 2, 3, 4]
@@ -327,7 +237,10 @@ def test_speculative_greedy_equals_plain_with_other_verification_kernels(
     drafter = ScriptedDrafter(prompt + plain.token_ids, 16, wrong_every=4)
     decoder = SpeculativeDecoder(model, tokenizer, drafter, DecodeConfig(draft_length=draft_length))
     assert decoder.target.lean is not None
-    decoder.target.use_kernels(["stock", *[kernel] * 15])
+    if kernel == "packed":  # the default for 4-16 rows
+        assert decoder.target.lean.pack_rows == PACK_ROWS
+    else:
+        decoder.target.use_kernels(["stock", *[kernel] * 15])
     assert set(decoder.target.lean.kernels.values()) == {kernel}
     result = decoder.generate(prompt, 40)
     assert result.token_ids == plain.token_ids
@@ -341,6 +254,7 @@ def test_onednn_copies_are_made_when_first_used_and_can_be_dropped() -> None:
     weight = model.model.layers[0].self_attn.q_proj.weight
     lean.set_kernel(5, "onednn")
     copy = onednn_weight(weight)
+    assert onednn_weight(weight) is copy  # one shared copy per weight
     assert lean._onednn[id(weight)] is copy
     lean.drop_onednn_copies()
     assert lean._onednn == {}
@@ -362,3 +276,66 @@ def test_prefills_keep_the_stock_kernel_whatever_their_row_count_takes_in_verifi
     logits, _ = chosen.forward(block)
     expected, _ = stock.forward(block)
     assert torch.allclose(logits, expected, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("kernel", "make"),
+    [
+        ("transposed", lambda: tiny_model(12)),
+        ("transposed", lambda: float32_model(13)),
+        pytest.param("onednn", lambda: float32_model(16), marks=needs_onednn),
+    ],
+    ids=["transposed-float64", "transposed-float32", "onednn-float32"],
+)
+def test_other_kernels_agree_with_the_stock_one_to_rounding(kernel: str, make: Any) -> None:
+    model = make()
+    chosen = LeanLlama(model, pack_rows=())
+    stock = LeanLlama(model, pack_rows=())
+    for rows in range(2, 17):
+        chosen.set_kernel(rows, kernel)
+    assert chosen.kernels == dict.fromkeys(range(2, 17), kernel)
+    prompt = [0, *range(2, 16), *range(2, 10)]
+    # Prefills and single rows keep the stock kernel: bit for bit.
+    assert torch.equal(chosen.forward(prompt)[0], stock.forward(prompt)[0])
+    assert torch.equal(chosen.forward([5])[0], stock.forward([5])[0])
+    tolerance = 1e-12 if model.dtype == torch.float64 else 1e-5
+    for rows in range(2, 19):
+        block = [2 + (index * 3 + rows) % 14 for index in range(rows)]
+        logits, _ = chosen.forward(block)
+        expected, _ = stock.forward(block)
+        assert torch.allclose(logits, expected, atol=tolerance, rtol=tolerance), rows
+        assert torch.equal(logits.argmax(-1), expected.argmax(-1)), rows
+        chosen.crop(len(prompt) + 1)
+        stock.crop(len(prompt) + 1)
+
+
+def test_kernels_are_chosen_per_block_size_within_what_each_size_offers() -> None:
+    lean = LeanLlama(tiny_model(14))  # float64: nothing to pack
+    assert lean.kernel_choices(1) == ("stock",)
+    assert lean.kernel_choices(33) == ("stock",)
+    assert (
+        lean.kernel_choices(2) == lean.kernel_choices(8) == lean.kernel_choices(32) == ("stock", "transposed")
+    )
+    with pytest.raises(ValueError, match="no 'transposed' kernel for 1-row blocks"):
+        lean.set_kernel(1, "transposed")
+    with pytest.raises(ValueError, match="no 'packed' kernel for 8-row blocks"):
+        lean.set_kernel(8, "packed")
+    lean.set_kernel(3, "transposed")
+    lean.set_kernel(3, "stock")
+    assert lean.kernels == {}
+
+
+@needs_mkl
+@needs_onednn
+def test_packed_row_counts_choose_between_packed_transposed_and_onednn() -> None:
+    lean = LeanLlama(float32_model(15))
+    assert lean.kernel_choices(3) == ("stock", "transposed", "onednn")
+    assert lean.kernel_choices(4) == lean.kernel_choices(16) == ("packed", "transposed", "onednn")
+    assert lean.kernels[4] == "packed"
+    lean.set_kernel(4, "transposed")
+    assert lean.kernels[4] == "transposed"
+
+
+def test_float64_weights_have_no_onednn_kernel() -> None:
+    assert not can_use_onednn(tiny_model(17))
+    assert "onednn" not in LeanLlama(tiny_model(17)).kernel_choices(8)
