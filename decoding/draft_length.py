@@ -159,8 +159,10 @@ def measure_verify_cost(
                 if round_index:
                     best[k, kernel] = min(best.get((k, kernel), float("inf")), elapsed)
     fastest = [min(choices[k], key=lambda kernel: best[k, kernel]) for k in range(max_draft + 1)]
-    if lean is not None and "onednn" not in fastest:
-        lean.drop_onednn_copies()
+    if lean is not None:
+        for kernel in ("onednn", "packed"):
+            if kernel not in fastest:
+                lean.drop_copies(kernel)
     return VerifyCostCurve(
         tuple(best[k, kernel] for k, kernel in enumerate(fastest)),
         tuple(fastest) if lean is not None else None,

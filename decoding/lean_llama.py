@@ -19,7 +19,7 @@ Verification steps of 4 to 16 rows also get packed weights. The stock float32 ma
 `sgemm`) packs the weight on every call from 4 rows on, which costs about as much as reading it: on
 SmolLM2-135M a forward over 4 rows measured 1.7x one row, over 8 rows 2.0x. With float32 CPU weights
 and MKL, `LeanLlama` packs each weight once per row count in `pack_rows` (MKL's packed GEMM; the copy
-is made once per model and shared) and pads a block of rows up to the next packed count: 8 rows then
+is made the first time a block runs packed, once per model, and shared) and pads a block of rows up to the next packed count: 8 rows then
 measured 1.4x one row (docs/speculative-decoding.md, "Verify cost"). The arithmetic stays float32;
 only the summation order inside the kernel differs, as it already does between the stock one-row and
 many-row kernels.
@@ -193,9 +193,8 @@ class LeanLlama:
         if pack_rows and not can_pack(model):
             raise ValueError("only float32 CPU weights with MKL can be packed")
         self.pack_rows = tuple(sorted({rows for rows in pack_rows if rows >= PACK_MIN_ROWS}))
-        self._packs = {
-            rows: {id(weight): packed_weight(weight, rows) for weight in weights} for rows in self.pack_rows
-        }
+        # Packed copies by packed row count, then weight id: made when a block first runs packed.
+        self._packs: dict[int, dict[int, torch.Tensor]] = {}
         # For each row count a packed copy serves: the smallest packed count that holds it.
         self._pack_for = {
             count: next(rows for rows in self.pack_rows if rows >= count)
@@ -319,13 +318,18 @@ class LeanLlama:
         else:
             self.kernels[rows] = kernel
 
-    def drop_onednn_copies(self) -> None:
-        """Forget the oneDNN copies of this model's weights (a measurement that chose another kernel
-        frees their memory); a LeanLlama still using them keeps its own references."""
+    def drop_copies(self, kernel: str) -> None:
+        """Forget the copies of this model's weights made for `kernel` (`onednn` or `packed`), shared
+        ones included: a measurement that chose another kernel frees their memory. A LeanLlama still
+        using them keeps its own references; one that takes the kernel again makes them anew."""
+        shared = {"onednn": _ONEDNN, "packed": _PACKED}[kernel]
         for weight in self._weights:
-            if weight in _ONEDNN:
-                del _ONEDNN[weight]
-        self._onednn = {}
+            if weight in shared:
+                del shared[weight]
+        if kernel == "onednn":
+            self._onednn = {}
+        else:
+            self._packs = {}
 
     def _linear(self, inputs: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
         """`inputs @ weight.T` for (1, rows, in) or (rows, in) inputs, by the row count's kernel."""
@@ -346,6 +350,8 @@ class LeanLlama:
             )
             return product.reshape(*inputs.shape[:-1], weight.shape[0])
         packed = self._pack_for[count]
+        if packed not in self._packs:
+            self._packs[packed] = {id(weight): packed_weight(weight, packed) for weight in self._weights}
         if count < packed:
             rows = torch.cat((rows, rows.new_zeros(packed - count, rows.shape[1])))
         output: torch.Tensor = torch.ops.mkl._mkl_linear(

@@ -203,10 +203,18 @@ def test_packed_copies_are_made_once_per_weight_and_row_count() -> None:
     model = float32_model(10)
     first = LeanLlama(model)
     second = LeanLlama(model)
+    assert first._packs == {}  # nothing packed until a block runs packed
+    for lean in (first, second):
+        lean.forward([0, 2, 3])
+        lean.forward([4, 5, 6, 7, 8])  # five rows: the copy packed for 8
+    assert set(first._packs) == {8}
     weight = model.model.layers[0].mlp.gate_proj.weight
     assert packed_weight(weight, 8) is packed_weight(weight, 8)
     assert first._packs[8][id(weight)] is second._packs[8][id(weight)]
     assert packed_weight(weight, 8) is not packed_weight(weight, 16)
+    first.drop_copies("packed")
+    assert first._packs == {}
+    assert second._packs[8][id(weight)] is not packed_weight(weight, 8)  # the shared one was forgotten
 
 
 def test_only_float32_cpu_weights_are_packed() -> None:
@@ -256,7 +264,7 @@ def test_onednn_copies_are_made_when_first_used_and_can_be_dropped() -> None:
     copy = onednn_weight(weight)
     assert onednn_weight(weight) is copy  # one shared copy per weight
     assert lean._onednn[id(weight)] is copy
-    lean.drop_onednn_copies()
+    lean.drop_copies("onednn")
     assert lean._onednn == {}
     assert onednn_weight(weight) is not copy  # made anew
 
