@@ -214,20 +214,31 @@ class PromptLookupDrafter(ContextDrafter):
 
     When that occurrence is close to the end (the text repeats itself), the copy runs on through the
     tokens it has copied, so a repeating stretch is drafted k tokens long rather than one period long.
+
+    When no n-gram of `min_ngram` or more tokens recurs, a last token that occurred at most
+    `rare_token_matches` times before is matched alone (match length 1): a rare token (a name, a
+    number, a word of the passage being quoted) is usually followed by what followed it before, a
+    common one ("the", ",") is not. That picks a copy back up after the output paraphrased a few
+    words of its source, where no two-token n-gram matches yet.
     """
 
     name = "prompt_lookup"
 
-    def __init__(self, min_ngram: int = 2, max_ngram: int = 5, alternatives: int = 3) -> None:
+    def __init__(
+        self, min_ngram: int = 2, max_ngram: int = 5, alternatives: int = 3, rare_token_matches: int = 2
+    ) -> None:
         """`alternatives`: how many other continuations (earlier occurrences whose next token differs)
-        to offer as branches of a draft tree."""
+        to offer as branches of a draft tree; `rare_token_matches` 0 turns single-token matches off."""
         if not 1 <= min_ngram <= max_ngram:
             raise ValueError(f"need 1 <= min_ngram <= max_ngram, got {min_ngram}, {max_ngram}")
         if alternatives < 0:
             raise ValueError(f"alternatives must be >= 0, got {alternatives}")
+        if rare_token_matches < 0:
+            raise ValueError(f"rare_token_matches must be >= 0, got {rare_token_matches}")
         self.min_ngram = min_ngram
         self.max_ngram = max_ngram
         self.alternatives = alternatives
+        self.rare_token_matches = rare_token_matches
 
     def draft(self, context: list[int], k: int) -> DraftProposal:
         if k <= 0:
@@ -255,8 +266,26 @@ class PromptLookupDrafter(ContextDrafter):
                         if len(branches) >= self.alternatives:
                             return DraftProposal(main, None, self.name, match_length, tuple(branches))
         if not main:
-            return EMPTY_PROPOSAL
+            return self._rare_token_draft(context, k)
         return DraftProposal(main, None, self.name, match_length, tuple(branches))
+
+    def _rare_token_draft(self, context: list[int], k: int) -> DraftProposal:
+        """The continuation of the last token's most recent earlier occurrence, if it has at most
+        `rare_token_matches` of them (a single-token match is `min_ngram` 1's job otherwise)."""
+        if self.min_ngram == 1 or not self.rare_token_matches or len(context) < 2:
+            return EMPTY_PROPOSAL
+        last = context[-1]
+        earlier = context.count(last) - 1
+        if not 1 <= earlier <= self.rare_token_matches:
+            return EMPTY_PROPOSAL  # never seen before, or a common token
+        starts = [index + 1 for index in range(len(context) - 2, -1, -1) if context[index] == last]
+        main = _copy_forward(context, starts[0], k)
+        branches = tuple(
+            tuple(_copy_forward(context, start, k))
+            for start in starts[1 : 1 + self.alternatives]
+            if context[start] != main[0]
+        )
+        return DraftProposal(main, None, self.name, 1, branches)
 
 
 def _copy_forward(context: list[int], source: int, k: int) -> list[int]:

@@ -117,6 +117,38 @@ def test_prompt_lookup_prefers_the_most_recent_occurrence() -> None:
     assert PromptLookupDrafter(min_ngram=1, max_ngram=1).propose([1, 5, 1, 6, 1], 1).tokens == [6]
 
 
+def test_prompt_lookup_matches_a_rare_last_token_alone() -> None:
+    # No bigram recurs ("9 7" is new), but 7 occurred once before: what followed it is proposed.
+    context = [1, 7, 2, 3, 4, 9, 7]
+    proposal = PromptLookupDrafter().propose(context, 3)
+    assert (proposal.tokens, proposal.match_length, proposal.branches) == ([2, 3, 4], 1, ())
+    # Twice before, the most recent occurrence leads and the other continuation is a branch.
+    proposal = PromptLookupDrafter().propose([7, 5, 6, 1, 7, 2, 3, 9, 7], 2)
+    assert (proposal.tokens, proposal.match_length, proposal.branches) == ([2, 3], 1, ((5, 6),))
+    # A longer match wins over a single-token one.
+    assert PromptLookupDrafter().propose([7, 8, 1, 7, 2, 7, 8], 1).match_length == 2
+
+
+@pytest.mark.parametrize(
+    ("context", "drafter"),
+    [
+        ([7, 1, 7, 2, 7, 3, 9, 7], PromptLookupDrafter()),  # 7 occurred 3 times: a common token
+        ([1, 7, 2, 3, 4, 9, 7], PromptLookupDrafter(rare_token_matches=0)),  # switched off
+        ([5, 6, 7, 8], PromptLookupDrafter()),  # never occurred before
+    ],
+    ids=["common", "off", "unseen"],
+)
+def test_prompt_lookup_leaves_common_or_unseen_tokens_alone(
+    context: list[int], drafter: PromptLookupDrafter
+) -> None:
+    assert drafter.propose(context, 3).tokens == []
+
+
+def test_prompt_lookup_refuses_a_negative_rare_token_limit() -> None:
+    with pytest.raises(ValueError, match="rare_token_matches"):
+        PromptLookupDrafter(rare_token_matches=-1)
+
+
 def test_composite_trusts_longer_matches_before_any_evidence() -> None:
     evidence = EvidenceDrafter([[7, 8, 9, 10, 11]])
     lookup = PromptLookupDrafter(min_ngram=1, max_ngram=4)
