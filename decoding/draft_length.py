@@ -112,6 +112,55 @@ def monotone(curve: VerifyCostCurve) -> VerifyCostCurve:
     return VerifyCostCurve(tuple(seconds), curve.kernels)
 
 
+@dataclass
+class ObservedCost:
+    """Verify times the decoder observed, per k, blended into the measured curve's ratios.
+
+    The curve is measured once per model, device and thread count and then cached, but the machine's
+    load changes after that: on one shared machine a plain step took 70 ms in one period and 50 ms in
+    another, and verifying 16 drafts cost 1.51x a plain step while decoding against 2.04x in the cached
+    curve. So each k's cost relative to a plain step becomes a weighted mean of the curve's ratio and
+    the ratio observed (the mean time for that k over the mean plain step); `prior_weight` observations
+    weigh as much as the curve, and at most 1 / (1 - decay) count, as older ones fade so that a change
+    of load is followed. An observation is capped at `outlier_ratio` times what is expected of it, so
+    one page fault cannot switch drafting off. Only ratios are corrected, in the curve's own units: a
+    uniformly slower machine changes no choice, and a curve given in other units stays consistent.
+    """
+
+    prior_weight: float = 8.0
+    decay: float = 0.98
+    outlier_ratio: float = 2.0
+    # k -> [weight of its observations, their mean in seconds]
+    seen: dict[int, list[float]] = field(default_factory=dict)
+
+    def record(self, k: int, seconds: float, curve: VerifyCostCurve) -> None:
+        if k > curve.max_draft or seconds <= 0:
+            return
+        if 0 in self.seen:
+            expected = self.seen[0][1] * self.calibrated(curve).ratio(k)
+            seconds = min(seconds, self.outlier_ratio * expected)
+        weight, mean = self.seen.get(k, (0.0, 0.0))
+        weight = weight * self.decay + 1.0
+        self.seen[k] = [weight, mean + (seconds - mean) / weight]
+
+    def calibrated(self, curve: VerifyCostCurve) -> VerifyCostCurve:
+        """The curve with every observed k's ratio to a plain step moved towards the observed one; the
+        curve itself until a plain step has been observed."""
+        if 0 not in self.seen:
+            return curve
+        plain = self.seen[0][1]
+        seconds = [curve.seconds[0]]
+        for k in range(1, curve.max_draft + 1):
+            weight, mean = self.seen.get(k, (0.0, 0.0))
+            ratio = (self.prior_weight * curve.ratio(k) + weight * mean / plain) / (
+                self.prior_weight + weight
+            )
+            seconds.append(curve.seconds[0] * ratio)
+        # Not smoothed to grow with k: an observed cost is measured, not noise of one measurement, and
+        # a k the decoder is steered away from wrongly is observed again when it is chosen.
+        return VerifyCostCurve(tuple(seconds), curve.kernels)
+
+
 def measure_verify_cost(
     model: PreTrainedModel,
     max_draft: int,

@@ -30,6 +30,7 @@ from decoding.acceptance import (
 )
 from decoding.draft_length import (
     AcceptanceTracker,
+    ObservedCost,
     VerifyCostCurve,
     best_draft_length,
     load_or_measure_verify_cost,
@@ -128,6 +129,7 @@ class LearntState:
     history: OutputHistory | None
     # The tokens the target's cache held; a restore keeps only the cached prefix it shares with them.
     cached_tokens: tuple[int, ...] = ()
+    observed_cost: ObservedCost = field(default_factory=ObservedCost)
 
 
 @dataclass
@@ -203,6 +205,8 @@ class SpeculativeDecoder:
         self._cost = self.config.cost_curve
         if self._cost is not None:
             self.target.use_kernels(self._cost.kernels)
+        # Verify times observed while decoding, which correct the curve for the load of the moment.
+        self.observed_cost = ObservedCost()
         # Seconds a drafter spends per proposed token, by source; a model drafter's forwards are a
         # real cost that the choice of k must weigh, a lookup's microseconds are not.
         self.draft_seconds_per_token: dict[str, float] = {}
@@ -229,6 +233,7 @@ class SpeculativeDecoder:
                 self._skipped_drafts,
                 self.history,
                 tuple(self.target.tokens),
+                self.observed_cost,
             )
         )
 
@@ -241,6 +246,7 @@ class SpeculativeDecoder:
         )
         # A HistoryDrafter built before this call still reads the history it was given.
         self.history = state.history
+        self.observed_cost = state.observed_cost
         # Positions cached since then are forgotten, so the next prompt reuses no more than it would have.
         self.target.crop(self.target.common_prefix(list(state.cached_tokens)))
 
@@ -253,6 +259,12 @@ class SpeculativeDecoder:
             # The kernels the curve's costs were measured with are the ones verification then uses.
             self.target.use_kernels(self._cost.kernels)
         return self._cost
+
+    @property
+    def choice_curve(self) -> VerifyCostCurve:
+        """The cost curve draft lengths are chosen by: the measured one, corrected by the verify times
+        observed while decoding (`ObservedCost`)."""
+        return self.observed_cost.calibrated(self.cost_curve)
 
     def generate(
         self,
@@ -314,7 +326,7 @@ class SpeculativeDecoder:
             # Choosing among proposals by what this decoder has seen accepted and by what verifying
             # costs here, not by match length alone.
             drafter.tracker = self.tracker
-            drafter.cost_curve = self.cost_curve if adaptive else None
+            drafter.cost_curve = self.choice_curve if adaptive else None
             drafter.share_ledgers(self.member_ledgers)
         run = _Run(
             transcript=Transcript(
@@ -413,7 +425,7 @@ class SpeculativeDecoder:
             # A model drafter pays per token before anything is verified: ask only for what pays.
             acceptance = self.tracker.estimates(drafter.name, 0, limit)
             per_token = self.draft_seconds_per_token.get(drafter.name, 0.0)
-            limit = best_draft_length(acceptance, self.cost_curve, per_token)
+            limit = best_draft_length(acceptance, self.choice_curve, per_token)
             self._skipped_drafts = self._skipped_drafts + 1 if limit <= 0 else 0
             if limit <= 0 and self._skipped_drafts % _PROBE_EVERY == 0:
                 # A probe: one draft now and then, so estimates spoilt by other text can recover.
@@ -431,7 +443,7 @@ class SpeculativeDecoder:
         if fixed is None and proposal.tokens:
             acceptance = self.tracker.estimates(proposal.source, proposal.match_length, len(proposal.tokens))
             # The drafting time is spent by now: only the verify cost decides how much to keep.
-            proposal = proposal.truncated(best_draft_length(acceptance, self.cost_curve))
+            proposal = proposal.truncated(best_draft_length(acceptance, self.choice_curve))
         return proposal
 
     def _record_draft_time(self, source: str, seconds: float, tokens: int) -> None:
@@ -462,6 +474,9 @@ class SpeculativeDecoder:
         # A step commits up to k+1 tokens; drafting past the budget or the window is wasted work.
         budget = min(remaining_tokens, room) - 1
 
+        observing = self._cost is not None and self.config.draft_length is None
+        if observing and isinstance(drafter, CompositeDrafter):
+            drafter.cost_curve = self.choice_curve
         started = time.perf_counter()
         proposal = self._draft(drafter, context, budget, sampling, generator)
         drafted = time.perf_counter()
@@ -471,6 +486,8 @@ class SpeculativeDecoder:
         tree = self._tree(proposal, sampling)
         if tree is not None:
             committed, accepted = self._verify_tree(run, drafter, tree, pending, cached)
+            if observing:
+                self.observed_cost.record(tree.size, time.perf_counter() - drafted, self.cost_curve)
             # The main chain's own fate, for its drafter's statistics.
             main_accepted = matched_prefix(proposal.tokens, committed)[1]
             stats.record_step(tree.depth, accepted, proposal.source)
@@ -487,7 +504,10 @@ class SpeculativeDecoder:
             if features is not None:
                 # Features of the pending token and the accepted drafts: all committed positions now.
                 feed_features(drafter, cached, features[: acceptance.accepted + 1])
-            stats.verify_s += time.perf_counter() - drafted
+            verified = time.perf_counter() - drafted
+            stats.verify_s += verified
+            if observing:
+                self.observed_cost.record(k, verified, self.cost_curve)
             committed, main_accepted = acceptance.committed(proposal.tokens), acceptance.accepted
             stats.record_step(k, main_accepted, proposal.source)
         if k and not isinstance(drafter, CompositeDrafter):
@@ -508,7 +528,7 @@ class SpeculativeDecoder:
             or not self.target.supports_tree
         ):
             return None
-        cost = self.cost_curve
+        cost = self.choice_curve
         main = min(len(proposal.tokens), cost.max_draft)
         nodes = main
         while nodes < cost.max_draft and cost.seconds[nodes + 1] <= cost.seconds[main] * _SPARE_ROW_SLACK:

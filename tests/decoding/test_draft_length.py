@@ -19,6 +19,7 @@ from decoding.draft_length import (
     COST_CACHE_FORMAT,
     REMEASURE_ENV,
     AcceptanceTracker,
+    ObservedCost,
     VerifyCostCurve,
     best_draft_length,
     cost_curve_key,
@@ -28,7 +29,7 @@ from decoding.draft_length import (
     measure_verify_cost,
     monotone,
 )
-from decoding.drafters import DraftProposal, ModelDrafter
+from decoding.drafters import DraftProposal, ModelDrafter, PromptLookupDrafter
 from decoding.kv_cache import CachedModel
 from decoding.speculative import DecodeConfig, SpeculativeDecoder
 
@@ -319,3 +320,86 @@ def test_the_cost_curve_key_names_the_forward_that_was_measured(target: LlamaFor
     eager = copy.deepcopy(target)
     eager.set_attn_implementation("eager")
     assert cost_curve_key(eager, 4).endswith("-k4")
+
+
+# A curve measured in a busy period: verifying 4 drafts at 2x a plain step.
+BUSY = VerifyCostCurve((10.0, 20.0, 20.0, 20.0, 20.0))
+
+
+def test_nothing_observed_leaves_the_curve_as_measured() -> None:
+    assert ObservedCost().calibrated(BUSY) is BUSY
+
+
+def test_observed_verify_times_pull_the_curve_towards_them() -> None:
+    observed = ObservedCost()
+    acceptance = [0.4] * 4
+    assert best_draft_length(acceptance, observed.calibrated(BUSY)) == 0
+    for _ in range(40):
+        observed.record(0, 10.0, BUSY)
+        observed.record(4, 11.0, BUSY)
+    calibrated = observed.calibrated(BUSY)
+    # 28 observations (after fading) of 1.1x against the curve's 2x, worth 8: about 1.3x.
+    assert 1.2 < calibrated.ratio(4) < 1.35
+    # Drafting that the busy curve ruled out pays at the cost decoding saw.
+    assert best_draft_length(acceptance, calibrated) == 4
+
+
+def test_a_uniformly_slower_machine_changes_no_choice() -> None:
+    observed = ObservedCost()
+    for _ in range(200):
+        observed.record(0, 20.0, BUSY)
+        observed.record(2, 40.0, BUSY)
+    # Only ratios are corrected, in the curve's units: both doubled, so nothing moved.
+    assert observed.calibrated(BUSY).seconds == pytest.approx(BUSY.seconds)
+
+
+def test_nothing_changes_before_a_plain_step_is_observed() -> None:
+    observed = ObservedCost()
+    observed.record(1, 11.0, BUSY)
+    assert observed.calibrated(BUSY) is BUSY
+
+
+def test_one_outlier_barely_moves_the_curve() -> None:
+    observed = ObservedCost()
+    observed.record(0, 10.0, BUSY)
+    # One page fault: capped at twice what is expected (2x a plain step), weighed as one of nine.
+    observed.record(1, 2000.0, BUSY)
+    assert observed.calibrated(BUSY).seconds[1] == pytest.approx(10.0 * (8 * 2.0 + 4.0) / 9)
+
+
+def test_older_observations_fade() -> None:
+    observed = ObservedCost()
+    for _ in range(50):
+        observed.record(0, 10.0, BUSY)
+        observed.record(1, 30.0, BUSY)
+    for _ in range(300):
+        observed.record(0, 10.0, BUSY)
+        observed.record(1, 12.0, BUSY)
+    # 2.0 weighs 8, the 1.2 observed 50: the 3.0 seen first has faded out.
+    assert observed.calibrated(BUSY).ratio(1) == pytest.approx((8 * 2.0 + 50 * 1.2) / 58, rel=0.01)
+
+
+def test_the_decoder_learns_its_verify_times_while_decoding(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
+) -> None:
+    curve = VerifyCostCurve.flat(4)
+    decoder = SpeculativeDecoder(
+        target, tokenizer, PromptLookupDrafter(), DecodeConfig(max_draft=4, cost_curve=curve)
+    )
+    result = decoder.generate([0, 2, 3, 4, 2, 3, 4, 2, 3], 16)
+    seen = decoder.observed_cost.seen
+    # One observation per step after the prefill, each k by itself (decay only thins repeats).
+    steps = result.stats.target_calls - 1
+    assert seen and 0.8 * steps <= sum(weight for weight, _ in seen.values()) <= steps
+    assert decoder.choice_curve != curve
+    # The learnt state carries them, so a benchmark's repeats start from the same estimates.
+    state = decoder.learnt_state()
+    decoder.generate([0, 5, 6, 7, 5, 6, 7], 8)
+    decoder.restore_learnt_state(state)
+    assert decoder.observed_cost.seen == state.observed_cost.seen
+    # A fixed draft length chooses nothing, so it observes nothing.
+    fixed = SpeculativeDecoder(
+        target, tokenizer, PromptLookupDrafter(), DecodeConfig(draft_length=2, cost_curve=curve)
+    )
+    fixed.generate([0, 2, 3, 4, 2, 3, 4, 2, 3], 8)
+    assert fixed.observed_cost.seen == {}
