@@ -18,7 +18,14 @@ from akm.answer.prompt import EvidencePrompt
 from akm.answer.results import GeneratedAnswer
 from decoding.answer_store import AnswerStore, StoreDrafter
 from decoding.draft_head import DraftHead, DraftHeadDrafter
-from decoding.drafters import CompositeDrafter, Drafter, EvidenceDrafter, ModelDrafter, PromptLookupDrafter
+from decoding.drafters import (
+    CompositeDrafter,
+    Drafter,
+    EvidenceDrafter,
+    ModelDrafter,
+    PromptLookupDrafter,
+    SuccessorDrafter,
+)
 from decoding.history import HistoryDrafter
 from decoding.speculative import DecodeConfig, SpeculativeDecoder
 
@@ -141,6 +148,9 @@ class SpeculativeAnswerGenerator:
             drafters.append(HistoryDrafter(self.decoder.history))
         if self.answer_store is not None:
             drafters.append(StoreDrafter(self.answer_store))
+        # A one-token guess for the steps nothing else drafts: verified only where one draft costs
+        # less to verify than a plain step, which the measured curve decides.
+        drafters.append(SuccessorDrafter())
         if self.model_drafter is not None:
             drafters.append(self.model_drafter)
         if self.draft_head is not None:

@@ -19,6 +19,8 @@ Methods:
 - `speculative-no-store` (opt-in): the composite without the answer store (`decoding.answer_store`:
   the target's own answers to other prompts, written by `akm train-draft-head`), to show what it adds.
   The answers to the prompts being measured are always left out of the store.
+- `speculative-no-successor` (opt-in): the composite without the one-token successor guess
+  (`decoding.drafters.SuccessorDrafter`), to show what verifying a guess on otherwise plain steps adds.
 - `speculative-cold` (opt-in): the composite prefilling every prompt whole. Every other own method
   keeps its target cache from the prompt before, as a serving process does, and prefills only what
   a prompt does not share with it (`DecodeConfig.prefix_reuse`; records count `cached_prompt_tokens`).
@@ -60,7 +62,14 @@ from decoding.bench.spec import (
 )
 from decoding.draft_head import DraftHead, DraftHeadDrafter
 from decoding.draft_length import VerifyCostCurve, load_or_measure_verify_cost
-from decoding.drafters import CompositeDrafter, Drafter, EvidenceDrafter, NoDrafter, PromptLookupDrafter
+from decoding.drafters import (
+    CompositeDrafter,
+    Drafter,
+    EvidenceDrafter,
+    NoDrafter,
+    PromptLookupDrafter,
+    SuccessorDrafter,
+)
 from decoding.history import HistoryDrafter
 from decoding.models import chat_prompt_ids
 from decoding.packed_linear import PackedLinear
@@ -82,6 +91,7 @@ COMPOSITES = (
     "speculative-no-history",
     "speculative-cold",
     "speculative-no-store",
+    "speculative-no-successor",
 )
 ALL_CATEGORIES = "all"
 HF_PROMPT_LOOKUP_TOKENS = 10
@@ -543,7 +553,7 @@ class DecodeBenchmark:
             return HistoryDrafter(history)
         if method in COMPOSITES:
             # The members answers use (akm.answer.generation): evidence, lookup, earlier outputs, the
-            # answer store, the head.
+            # answer store, the successor guess, the head.
             drafters: list[Drafter] = [PromptLookupDrafter()]
             if prompt.evidence_ids:
                 drafters.insert(0, EvidenceDrafter(prompt.evidence_ids))
@@ -551,6 +561,8 @@ class DecodeBenchmark:
                 drafters.append(HistoryDrafter(history))
             if method != "speculative-no-store" and self.answer_store is not None:
                 drafters.append(StoreDrafter(self.answer_store))
+            if method != "speculative-no-successor":
+                drafters.append(SuccessorDrafter())
             if method != "speculative-no-head" and self.draft_head is not None:
                 drafters.append(DraftHeadDrafter(self.draft_head))
             return CompositeDrafter(drafters)

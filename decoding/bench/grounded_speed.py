@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from decoding.drafters import CompositeDrafter, EvidenceDrafter, PromptLookupDrafter
+from decoding.drafters import CompositeDrafter, EvidenceDrafter, PromptLookupDrafter, SuccessorDrafter
 from decoding.models import LoadedModel, chat_prompt_ids, load_smollm2
 from decoding.speculative import DecodeConfig, SpeculativeDecoder, plain_generate
 
@@ -112,7 +112,7 @@ def run(cache_root: Path, max_new_tokens: int, repeats: int, max_draft: int) -> 
     for prompt in PROMPTS:
         ids = prompt_ids(loaded, prompt)
         drafter = CompositeDrafter(
-            [EvidenceDrafter(evidence_passages(loaded, prompt)), PromptLookupDrafter()]
+            [EvidenceDrafter(evidence_passages(loaded, prompt)), PromptLookupDrafter(), SuccessorDrafter()]
         )
         decoder = SpeculativeDecoder(model, tokenizer, drafter, config)
         times: dict[str, list[float]] = {"plain": [], "speculative": [], "hf_generate": []}

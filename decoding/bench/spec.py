@@ -17,6 +17,7 @@ METHODS = (
     "speculative-no-history",
     "speculative-cold",
     "speculative-no-store",
+    "speculative-no-successor",
     "hf-plain",
     "hf-pld",
 )
@@ -25,13 +26,15 @@ HEAD_METHODS = ("draft-head", "speculative-no-head")
 # Run only when asked for: `history` alone (earlier outputs), `speculative` verifying chains only
 # (what draft trees add), `speculative` without the history drafter (what earlier outputs add), and
 # `speculative` prefilling every prompt whole (what keeping the cache between prompts adds), and
-# `speculative` without the answer store (what the target's stored answers add).
+# `speculative` without the answer store (what the target's stored answers add), and `speculative`
+# without the one-token successor guess (what verifying a guess on otherwise plain steps adds).
 OPT_IN_METHODS = (
     "history",
     "speculative-chain",
     "speculative-no-history",
     "speculative-cold",
     "speculative-no-store",
+    "speculative-no-successor",
 )
 # Methods that need an answer store (`akm train-draft-head` writes one beside the head).
 STORE_METHODS = ("speculative-no-store",)

@@ -17,6 +17,7 @@ from decoding.drafters import (
     DraftProposal,
     EvidenceDrafter,
     PromptLookupDrafter,
+    SuccessorDrafter,
     matched_prefix,
     unique_keys,
 )
@@ -147,6 +148,55 @@ def test_prompt_lookup_leaves_common_or_unseen_tokens_alone(
 def test_prompt_lookup_refuses_a_negative_rare_token_limit() -> None:
     with pytest.raises(ValueError, match="rare_token_matches"):
         PromptLookupDrafter(rare_token_matches=-1)
+
+
+def test_successor_guesses_the_most_frequent_follower_of_the_last_token() -> None:
+    # 5 was followed by 7 twice and by 8 once.
+    assert SuccessorDrafter().draft([5, 7, 5, 8, 5, 7, 5], 4).tokens == [7]
+    # Once each: the most recent wins.
+    assert SuccessorDrafter().draft([5, 7, 5, 8, 5], 4).tokens == [8]
+    # 9 never occurred before: the context's most frequent token.
+    assert SuccessorDrafter().draft([1, 2, 2, 3, 9], 4).tokens == [2]
+    assert SuccessorDrafter().draft([], 4).tokens == []
+    assert SuccessorDrafter().draft([1, 1], 0).tokens == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    context=st.lists(st.integers(min_value=0, max_value=5), min_size=1, max_size=40),
+    cuts=st.lists(st.integers(min_value=1, max_value=40), max_size=5),
+    other=st.lists(st.integers(min_value=0, max_value=5), min_size=1, max_size=20),
+)
+def test_successor_counts_kept_while_the_context_grows_equal_counts_from_scratch(
+    context: list[int], cuts: list[int], other: list[int]
+) -> None:
+    drafter = SuccessorDrafter()
+    for cut in [*sorted(cuts), len(context)]:
+        prefix = context[:cut]
+        assert drafter.draft(prefix, 1) == SuccessorDrafter().draft(prefix, 1)
+    # A context that does not extend the last one is counted afresh.
+    assert drafter.draft(other, 1) == SuccessorDrafter().draft(other, 1)
+
+
+@pytest.mark.parametrize(("one_draft", "verified"), [(0.8, True), (2.5, False)], ids=["cheaper", "dearer"])
+def test_a_successor_guess_is_verified_only_where_one_draft_costs_less_than_a_plain_step(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast, one_draft: float, verified: bool
+) -> None:
+    curve = VerifyCostCurve((1.0, one_draft, *(one_draft + 0.1 * k for k in range(1, 8))))
+    prompt = [0, 2, 3, 4, 2, 3, 4]
+    plain = plain_generate(target, tokenizer, prompt, 40)
+    decoder = SpeculativeDecoder(
+        target, tokenizer, CompositeDrafter([SuccessorDrafter()]), DecodeConfig(cost_curve=curve)
+    )
+    result = decoder.generate(prompt, 40)
+    assert result.token_ids == plain.token_ids
+    guesses = result.stats.proposals_by_source.get("successor", 0)
+    if verified:
+        # Every step but the prefill verifies a guess, right or wrong: a wrong one still costs less.
+        assert guesses >= result.stats.target_calls - 2 > 0
+    else:
+        assert guesses == 0
+        assert result.stats.target_calls == len(plain.token_ids)
 
 
 def test_composite_trusts_longer_matches_before_any_evidence() -> None:

@@ -65,7 +65,7 @@ def test_a_model_drafter_is_asked_and_the_answer_is_the_same_tokens() -> None:
         )
     )
     assert with_model.text == plain.text
-    assert with_model.decode["drafters"] == ["evidence", "prompt_lookup", "history", "model"]
+    assert with_model.decode["drafters"] == ["evidence", "prompt_lookup", "history", "successor", "model"]
     assert "model" not in plain.decode["drafters"]
 
 
