@@ -28,7 +28,9 @@ Which kernel is fastest for a verification block of 2 to 32 rows depends on the 
 row count's kernel can be set (`set_kernel`): `stock`, `packed` (4-16 rows), `transposed`, which
 computes `(W @ x^T)^T`, the large weight as the left operand in its stored order, or `onednn`,
 oneDNN's linear over a copy of the weights in its own layout (made the first time a row count takes
-it, shared, about the size of the model's weights). On an AVX2-only CPU whose MKL took a slow path,
+it, shared, about the size of the model's weights), or `native` (`decoding.native_kernel`, a C kernel
+built on first use that reads each weight row once for every row of the block; offered where it
+builds and passes its self-test). On an AVX2-only CPU whose MKL took a slow path,
 the stock kernel made two rows cost 2.0x one row, the transposed one 0.9x; over 9 rows the whole
 forward cost 1.7x one row transposed and 1.4x with oneDNN.
 `decoding.draft_length.measure_verify_cost` times every choice and the decoder takes the fastest.
@@ -52,6 +54,7 @@ from torch.utils.weak import WeakIdKeyDictionary
 from transformers import LlamaForCausalLM
 
 from decoding.draft_tree import row_depths, tree_mask
+from decoding.native_kernel import native_kernel
 from decoding.packed_linear import is_prepacked
 
 _INITIAL_CAPACITY = 512
@@ -60,7 +63,7 @@ PACK_ROWS: tuple[int, ...] = (8, 16)
 # Fewer rows than this take the stock kernel, which does not repack the weight below it.
 PACK_MIN_ROWS = 4
 # The kernels a linear layer can run with, and the most rows a block may take a non-stock one for.
-KERNELS: tuple[str, ...] = ("stock", "transposed", "packed", "onednn")
+KERNELS: tuple[str, ...] = ("stock", "transposed", "packed", "onednn", "native")
 MAX_KERNEL_ROWS = 32
 
 # Packed copies per weight tensor and row count, shared by every LeanLlama over the same weights.
@@ -92,6 +95,12 @@ def onednn_weight(weight: torch.Tensor) -> torch.Tensor:
             _ONEDNN[weight] = torch.ops.mkldnn._reorder_linear_weight(weight.detach(), 16)
     copy: torch.Tensor = _ONEDNN[weight]
     return copy
+
+
+def can_use_native(model: nn.Module) -> bool:
+    """Whether `model`'s weights can go through `decoding.native_kernel`: float32 on a CPU where the
+    kernel builds and passes its self-test."""
+    return _float32_cpu(model) and native_kernel() is not None
 
 
 def can_pack(model: nn.Module) -> bool:
@@ -207,6 +216,8 @@ class LeanLlama:
         # The kernels of the forward running now: `kernels` for a verification block, none for a prefill.
         self._active_kernels: dict[int, str] = {}
         self._can_use_onednn = can_use_onednn(model)
+        # decoding.native_kernel, for float32 CPU weights where it builds and runs; None otherwise.
+        self._native = native_kernel() if can_use_native(model) else None
         # oneDNN copies by weight id, fetched when a row count first takes the oneDNN kernel.
         self._onednn: dict[int, torch.Tensor] = {}
         self.length = 0
@@ -299,11 +310,11 @@ class LeanLlama:
         stock kernel, so they stay equal to Transformers' forward bit for bit."""
         if not 2 <= rows <= MAX_KERNEL_ROWS:
             return ("stock",)
-        onednn = ("onednn",) if self._can_use_onednn else ()
+        extra = (("onednn",) if self._can_use_onednn else ()) + (("native",) if self._native else ())
         if rows in self._pack_for:
             # The stock kernel repacks the weight on every call from 4 rows on (see the module notes).
-            return ("packed", "transposed", *onednn)
-        return ("stock", "transposed", *onednn)
+            return ("packed", "transposed", *extra)
+        return ("stock", "transposed", *extra)
 
     def set_kernel(self, rows: int, kernel: str) -> None:
         """Compute the linear layers of `rows`-row blocks with `kernel` (one of `kernel_choices`)."""
@@ -344,6 +355,9 @@ class LeanLlama:
             # path for this shape than for `rows @ weight^T` (measured: docs/speculative-decoding.md).
             transposed = torch.mm(weight, rows.t()).t().contiguous()
             return transposed.reshape(*inputs.shape[:-1], weight.shape[0])
+        if kernel == "native":
+            assert self._native is not None
+            return self._native.linear(rows, weight).reshape(*inputs.shape[:-1], weight.shape[0])
         if kernel == "onednn":
             product: torch.Tensor = torch.ops.mkldnn._linear_pointwise(
                 rows, self._onednn[id(weight)], None, "none", [], ""

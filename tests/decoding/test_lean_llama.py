@@ -10,6 +10,7 @@ from transformers import LlamaConfig, LlamaForCausalLM, MistralConfig, MistralFo
 
 from decoding.kv_cache import CachedModel
 from decoding.lean_llama import PACK_ROWS, LeanLlama, can_pack, can_use_onednn, onednn_weight, packed_weight
+from decoding.native_kernel import native_kernel, unavailable_reason
 from decoding.speculative import DecodeConfig, SpeculativeDecoder, plain_generate
 
 from .conftest import ScriptedDrafter, character_tokenizer, tiny_config, tiny_model
@@ -175,6 +176,9 @@ needs_mkl = pytest.mark.skipif(
 needs_onednn = pytest.mark.skipif(
     not can_use_onednn(float32_model(0)), reason="this torch has no oneDNN linear for float32 CPU weights"
 )
+needs_native = pytest.mark.skipif(
+    native_kernel() is None, reason=f"no native few-row kernel here: {unavailable_reason()}"
+)
 
 
 @needs_mkl
@@ -292,8 +296,9 @@ def test_prefills_keep_the_stock_kernel_whatever_their_row_count_takes_in_verifi
         ("transposed", lambda: tiny_model(12)),
         ("transposed", lambda: float32_model(13)),
         pytest.param("onednn", lambda: float32_model(16), marks=needs_onednn),
+        pytest.param("native", lambda: float32_model(18), marks=needs_native),
     ],
-    ids=["transposed-float64", "transposed-float32", "onednn-float32"],
+    ids=["transposed-float64", "transposed-float32", "onednn-float32", "native-float32"],
 )
 def test_other_kernels_agree_with_the_stock_one_to_rounding(kernel: str, make: Any) -> None:
     model = make()
@@ -337,13 +342,15 @@ def test_kernels_are_chosen_per_block_size_within_what_each_size_offers() -> Non
 @needs_onednn
 def test_packed_row_counts_choose_between_packed_transposed_and_onednn() -> None:
     lean = LeanLlama(float32_model(15))
-    assert lean.kernel_choices(3) == ("stock", "transposed", "onednn")
-    assert lean.kernel_choices(4) == lean.kernel_choices(16) == ("packed", "transposed", "onednn")
+    native = ("native",) if native_kernel() is not None else ()
+    assert lean.kernel_choices(3) == ("stock", "transposed", "onednn", *native)
+    assert lean.kernel_choices(4) == lean.kernel_choices(16) == ("packed", "transposed", "onednn", *native)
     assert lean.kernels[4] == "packed"
     lean.set_kernel(4, "transposed")
     assert lean.kernels[4] == "transposed"
 
 
-def test_float64_weights_have_no_onednn_kernel() -> None:
+def test_float64_weights_have_no_onednn_or_native_kernel() -> None:
     assert not can_use_onednn(tiny_model(17))
     assert "onednn" not in LeanLlama(tiny_model(17)).kernel_choices(8)
+    assert "native" not in LeanLlama(tiny_model(17)).kernel_choices(8)

