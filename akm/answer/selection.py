@@ -15,6 +15,10 @@ A sentence is scored from signals the service already has:
 * **answer type**: whether the sentence holds what the question asks for (a date for "when", a
   number for "how many", a name for "who", a place for "where", a cause for "why").
 
+A sentence that quotes the question itself (an FAQ's list of questions, notes that cite the
+question they were asked) is scored without the quoted words: repeating a question does not
+answer it.
+
 Nothing here changes evidence state: selection only decides what the generator is shown.
 """
 
@@ -49,6 +53,8 @@ MAX_ANSWER_SENTENCES = 2
 # A second sentence joins the first only when it scores nearly as well.
 SECOND_SENTENCE_MARGIN = 0.10
 NEAR_EMPTY_WORDS = 8
+# A question of at least this many words is taken out of a sentence that quotes it.
+MIN_QUOTED_QUESTION_WORDS = 4
 
 _STOPWORDS = frozenset(
     [
@@ -484,28 +490,41 @@ def _shifted(spans: Sequence[TextSpan], offset: int) -> list[TextSpan]:
     return [TextSpan(span.start + offset, span.end + offset) for span in spans]
 
 
+def without_question(text: str, question: str) -> str:
+    """``text`` with every verbatim copy of ``question`` taken out (case, spacing and a closing
+    question mark aside); unchanged for a question of fewer than ``MIN_QUOTED_QUESTION_WORDS`` words,
+    whose words are common enough to occur by chance.
+    """
+    words = re.findall(r"\w+", question)
+    if len(words) < MIN_QUOTED_QUESTION_WORDS:
+        return text
+    # The question's words in order, separated by anything that is not a word character.
+    pattern = r"(?<!\w)" + r"\W+".join(re.escape(word) for word in words) + r"(?!\w)\??"
+    return re.sub(pattern, " ", text, flags=re.IGNORECASE)
+
+
 def score_sentences(
     focus: QuestionFocus, evidence: Sequence[ReadEvidence], embedder: Embedder | None
 ) -> list[ScoredSentence]:
-    """Every sentence of every passage (fragments under ``MIN_SENTENCE_WORDS`` words left out)."""
+    """Every sentence of every passage (fragments under ``MIN_SENTENCE_WORDS`` words left out),
+    each scored without any copy of the question it quotes."""
     question_terms = set(focus.weights)
-    spans: list[tuple[ReadEvidence, int, int, set[str], set[str], set[str]]] = []
+    spans: list[tuple[ReadEvidence, int, int, str, set[str], set[str], set[str]]] = []
     for item in evidence:
         heading_terms = set(content_terms(_heading_words(item)))
-        context_terms = set(content_terms(item.passage)) | heading_terms
+        context_terms = set(content_terms(without_question(item.passage, focus.question))) | heading_terms
         for span in answer_units(item.passage):
-            text = span.slice(item.passage)
+            text = without_question(span.slice(item.passage), focus.question)
             if len(re.findall(r"\w+", text)) < MIN_SENTENCE_WORDS:
                 continue
-            spans.append((item, span.start, span.end, set(content_terms(text)), heading_terms, context_terms))
-    similarities = question_similarities(
-        embedder, focus.question, [item.passage[s:e] for item, s, e, *_ in spans]
-    )
+            spans.append(
+                (item, span.start, span.end, text, set(content_terms(text)), heading_terms, context_terms)
+            )
+    similarities = question_similarities(embedder, focus.question, [text for _, _, _, text, *_ in spans])
     scored: list[ScoredSentence] = []
-    for (item, start, end, terms, heading_terms, context_terms), similarity in zip(
+    for (item, start, end, text, terms, heading_terms, context_terms), similarity in zip(
         spans, similarities, strict=True
     ):
-        text = item.passage[start:end]
         scored.append(
             ScoredSentence(
                 evidence=item,
@@ -627,4 +646,5 @@ __all__ = [
     "score_sentences",
     "select_evidence",
     "stem",
+    "without_question",
 ]

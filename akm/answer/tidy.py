@@ -16,6 +16,7 @@ _HEADING_LINE = re.compile(r"^[ \t]*(?:\[E\d+\][ \t]*)?#{1,6}[ \t].*$", re.MULTI
 # The prompt's own labels, which a small model sometimes repeats before answering.
 _QUESTION_ECHO = re.compile(r"^Question\s*:", re.IGNORECASE)
 _ANSWER_LABEL = re.compile(r"^Answer\s*:\s*", re.IGNORECASE)
+_LEAD_IN = re.compile(r":\s*$")
 _FINISHED = re.compile(r"[.!?][\"'”’)\]]*(?:\s*\[[^\]]*\])*\s*$")
 # Talk about the prompt instead of the subject: "the evidence provided...", "according to the text".
 _META_TALK = re.compile(
@@ -26,8 +27,8 @@ _META_TALK = re.compile(
 
 def tidy_answer(text: str, *, complete: bool = True) -> str:
     """The answer as presented and checked: heading lines echoed from the evidence and an echoed
-    question dropped, each repeated sentence kept once, and, when generation was cut off, the
-    unfinished last sentence dropped.
+    question dropped, each repeated sentence kept once, a lead-in left with nothing after it ("The
+    answer is:") dropped, and, when generation was cut off, the unfinished last sentence dropped.
     """
     body = _HEADING_LINE.sub("", text)
     spans = sentence_spans(body)
@@ -44,6 +45,10 @@ def tidy_answer(text: str, *, complete: bool = True) -> str:
             continue
         seen.add(key)
         kept.append(" ".join(sentence.split()))
+    # A lead-in ("The answer is:") left at the end introduces nothing: what followed it was a
+    # repeat or was cut off.
+    while kept and _LEAD_IN.search(kept[-1]):
+        kept.pop()
     # An unfinished sentence stays a block of its own so it cannot absorb the next sentence.
     joined = ""
     for sentence in kept:

@@ -258,6 +258,18 @@ def test_real_model_answer_is_grounded_and_an_invented_claim_is_not(
         ),
         pytest.param("The cap is two [E2]", False, "", id="cut-off-only-sentence"),
         pytest.param(
+            "The cap is two. The answer is:\n\nThe cap is two. The answer is:\n\nThe cap",
+            False,
+            "The cap is two.",
+            id="looping-lead-in-dropped",
+        ),
+        pytest.param(
+            "The limits are: two rows. Reads are direct.",
+            True,
+            "The limits are: two rows. Reads are direct.",
+            id="colon-inside-a-sentence-kept",
+        ),
+        pytest.param(
             "The cap is two. [E1]", False, "The cap is two. [E1]", id="citation-after-period-is-finished"
         ),
     ],

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from akm.answer.responsiveness import NO_ANSWER_REASON, ClaimInContext, check_responsiveness
-from akm.answer.selection import answer_type_of, question_focus, select_evidence, stem
+from akm.answer.selection import answer_type_of, question_focus, select_evidence, stem, without_question
 from akm.answer.tidy import drop_non_answers, is_non_answer, refers_back
 from akm.support import ReadEvidence
 
@@ -68,6 +68,52 @@ def test_the_heading_path_counts_toward_the_focus() -> None:
     assert selection.best is not None
     assert selection.best.context == pytest.approx(1.0)
     assert selection.best.lexical == pytest.approx(1.0)
+
+
+def test_a_passage_quoting_the_question_loses_to_the_passage_that_answers_it() -> None:
+    question = "When was the Kestrel Harbour Bridge opened to traffic?"
+    faq = (
+        "Visitors often ask: when was the Kestrel Harbour Bridge opened to traffic? "
+        "The harbour office keeps a leaflet about the history of the bridge at the front desk."
+    )
+    selection = select_evidence(question, [_read(1, faq), _read(2, BRIDGE)], None)
+    assert selection.best is not None
+    assert selection.best.evidence.row.evidence_id == "row-2"
+    assert "19 March 1932" in selection.best.text
+    assert all(sentence.evidence.row.evidence_id == "row-2" for sentence in selection.sentences)
+    # What the generator is shown stays the passage's own text, quotes included.
+    for sentence in selection.ranked:
+        assert sentence.evidence.passage[sentence.start : sentence.end] == sentence.text
+
+
+@pytest.mark.parametrize(
+    ("text", "question", "expected"),
+    [
+        pytest.param(
+            "Notes: `Where does the SQLite store live?` is the demo question.",
+            "Where does the SQLite store live?",
+            "Notes: ` ` is the demo question.",
+            id="quoted-with-marks",
+        ),
+        pytest.param(
+            "WHERE DOES THE\nSQLite   store live and why?",
+            "Where does the SQLite store live?",
+            "  and why?",
+            id="case-and-spacing",
+        ),
+        pytest.param(
+            "Where does the SQLite store its pages?",
+            "Where does the SQLite store live?",
+            "Where does the SQLite store its pages?",
+            id="different-question-kept",
+        ),
+        pytest.param(
+            "Who is Ada? Ada is a poet.", "Who is Ada?", "Who is Ada? Ada is a poet.", id="short-question"
+        ),
+    ],
+)
+def test_without_question(text: str, question: str, expected: str) -> None:
+    assert without_question(text, question) == expected
 
 
 @pytest.mark.parametrize(
