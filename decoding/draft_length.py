@@ -73,20 +73,20 @@ class VerifyCostCurve:
         return {"seconds": list(self.seconds), "kernels": list(self.kernels)}
 
 
-# Bumped whenever the cache layout or the measurement method changes: older caches are ignored.
-COST_CACHE_FORMAT = 5
+# Bumped whenever the cache layout or the measurement method changes: older caches are ignored
+# (6: one-row steps, k = 0, choose their kernel too).
+COST_CACHE_FORMAT = 6
 REMEASURE_ENV = "AKM_REMEASURE_VERIFY_COST"
 MEASUREMENT_METHOD = "min-wall-interleaved-kernels"
 
 # Bounds on what a CPU or GPU forward can plausibly cost. Verifying one draft reads the same weights as
 # a plain step, so it cannot be much cheaper (noise aside) nor many times dearer; a curve outside these
 # bounds was measured on a busy machine and would steer the chooser wrong for as long as it is cached.
-# A plain step keeps the stock one-row kernel, and a faster kernel for a few rows can make k = 1 to 3
-# cheaper than k = 0: 0.83x on a 2-core AMD EPYC with OpenMP's default wait policy (see
-# docs/speculative-decoding.md). So the blocks of k >= 1 are judged against each other, and k = 1
-# against k = 0 only by these bounds.
-# With the native few-row kernel (decoding.native_kernel) a two-row block measured 0.5-0.6x the stock
-# one-row step on that machine.
+# Where a plain step has only the stock one-row kernel, a faster kernel for a few rows can make k = 1
+# to 3 cheaper than k = 0: 0.83x on a 2-core AMD EPYC with OpenMP's default wait policy, 0.5-0.6x with
+# the native few-row kernel (decoding.native_kernel; see docs/speculative-decoding.md). So the blocks
+# of k >= 1 are judged against each other, and k = 1 against k = 0 only by these bounds. With the
+# native kernel for one row too, a two-row block measured 1.13x the one-row step on that machine.
 _MIN_FIRST_RATIO = 0.4
 _MAX_FIRST_RATIO = 3.0
 _MONOTONE_TOLERANCE = 0.85
@@ -187,9 +187,7 @@ def measure_verify_cost(
     """
     cached = CachedModel(model)
     lean = cached.lean
-    choices = [
-        lean.kernel_choices(k + 1) if lean is not None and k else ("stock",) for k in range(max_draft + 1)
-    ]
+    choices = [lean.kernel_choices(k + 1) if lean is not None else ("stock",) for k in range(max_draft + 1)]
     vocab = int(model.config.vocab_size)
     generator = torch.Generator().manual_seed(0)
     context = torch.randint(0, vocab, (context_length,), generator=generator).tolist()
@@ -199,7 +197,7 @@ def measure_verify_cost(
     for round_index in range(repeats + 1):  # round 0 warms up: first calls of a shape pay for allocation
         for k in range(max_draft + 1):
             for kernel in choices[k]:
-                if lean is not None and k:
+                if lean is not None:
                     lean.set_kernel(k + 1, kernel)
                 started = time.perf_counter()
                 try:

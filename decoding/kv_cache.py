@@ -45,8 +45,7 @@ class CachedModel:
         if kernels is None or self.lean is None:
             return
         for k, kernel in enumerate(kernels):
-            if k:
-                self.lean.set_kernel(k + 1, kernel)
+            self.lean.set_kernel(k + 1, kernel)
 
     def reset(self) -> None:
         self.tokens = []

@@ -34,8 +34,11 @@ builds and passes its self-test). On an AVX2-only CPU whose MKL took a slow path
 the stock kernel made two rows cost 2.0x one row, the transposed one 0.9x; over 9 rows the whole
 forward cost 1.7x one row transposed and 1.4x with oneDNN.
 `decoding.draft_length.measure_verify_cost` times every choice and the decoder takes the fastest.
-One row (plain decoding) and prefills always keep the stock kernel, so they stay equal to
-Transformers' bit for bit; by default two and three rows do too.
+Prefills always keep the stock kernel. So does one row (a plain decoding step) unless a measured
+curve chose `native` for it: on a 2-core AMD EPYC a one-row step of SmolLM2-135M took 21 ms native
+against 58 ms stock, so the stock one-row step is the slowest forward per row there is. Without a
+curve (`CachedModel.use_kernels`) every row count keeps its default, and a one-row step stays equal
+to Transformers' bit for bit; by default two and three rows do too.
 
 `LeanLlama.supports(model)` says whether a model is one it reproduces exactly: a `LlamaForCausalLM`
 with default rotary embeddings, SiLU MLP, no biases and SDPA attention; `CachedModel` uses Transformers'
@@ -306,8 +309,12 @@ class LeanLlama:
         return weight * hidden.to(dtype)
 
     def kernel_choices(self, rows: int) -> tuple[str, ...]:
-        """The kernels a block of `rows` rows can take. One row (plain decoding) and prefills keep the
-        stock kernel, so they stay equal to Transformers' forward bit for bit."""
+        """The kernels a block of `rows` rows can take. One row (a plain decoding step) can take the
+        native kernel besides the stock one: it computes each row of a block as it computes that row
+        alone, so a decoder on it verifies with the same arithmetic it decodes with. Prefills always
+        keep the stock kernel."""
+        if rows == 1:
+            return ("stock", "native") if self._native else ("stock",)
         if not 2 <= rows <= MAX_KERNEL_ROWS:
             return ("stock",)
         extra = (("onednn",) if self._can_use_onednn else ()) + (("native",) if self._native else ())

@@ -121,11 +121,25 @@ def test_smoothing_keeps_a_plain_step_dearer_than_a_few_drafts() -> None:
 def test_measurement_chooses_a_kernel_per_block_size(target: LlamaForCausalLM) -> None:
     curve = measure_verify_cost(target, 5, repeats=1)
     assert curve.kernels is not None and len(curve.kernels) == 6
-    assert curve.kernels[0] == "stock"  # plain decoding keeps the stock kernel
+    assert curve.kernels[0] == "stock"  # float64: one row has no other kernel
     lean = CachedModel(target).lean
     assert lean is not None
     for k, kernel in enumerate(curve.kernels):
         assert kernel in lean.kernel_choices(k + 1)
+
+
+def test_a_float32_curve_chooses_the_one_row_kernel_too_and_decoders_take_it(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
+) -> None:
+    model = copy.deepcopy(target).to(torch.float32)
+    lean = CachedModel(model).lean
+    assert lean is not None
+    curve = measure_verify_cost(model, 3, repeats=1)
+    assert curve.kernels is not None
+    assert curve.kernels[0] in lean.kernel_choices(1)
+    decoder = SpeculativeDecoder(model, tokenizer, None, DecodeConfig(max_draft=3, cost_curve=curve))
+    assert decoder.target.lean is not None
+    assert decoder.target.lean.kernels.get(1, "stock") == curve.kernels[0]
 
 
 def test_a_kernel_this_torch_cannot_run_is_left_out(

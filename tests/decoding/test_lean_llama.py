@@ -338,6 +338,41 @@ def test_kernels_are_chosen_per_block_size_within_what_each_size_offers() -> Non
     assert lean.kernels == {}
 
 
+@needs_native
+def test_one_row_can_take_the_native_kernel_and_then_decodes_as_its_blocks_verify() -> None:
+    model = tiny_model(seed=1, scale=8.0).to(torch.float32)  # sharp: far from ties
+    assert LeanLlama(model).kernel_choices(1) == ("stock", "native")
+    with pytest.raises(ValueError, match="no 'transposed' kernel for 1-row blocks"):
+        LeanLlama(model).set_kernel(1, "transposed")
+    chosen = LeanLlama(model, pack_rows=())
+    stock = LeanLlama(model, pack_rows=())
+    chosen.set_kernel(1, "native")
+    prompt = [0, 2, 3, 4, 2, 3, 4]
+    # The prefill keeps the stock kernel; the one-row step after it takes the native one.
+    assert torch.equal(
+        chosen.forward(prompt, logits_to_keep=1)[0], stock.forward(prompt, logits_to_keep=1)[0]
+    )
+    native_step, _ = chosen.forward([5])
+    stock_step, _ = stock.forward([5])
+    assert not torch.equal(native_step, stock_step)  # another summation order: the kernel did run
+    assert torch.allclose(native_step, stock_step, atol=1e-5, rtol=1e-5)
+
+    # A plain decoder and a speculative one on the native kernel for every row count agree.
+    tokenizer = character_tokenizer()
+    kernels = ["native"] * 16
+    plain = SpeculativeDecoder(model, tokenizer)
+    plain.target.use_kernels(kernels)
+    assert plain.target.lean is not None and plain.target.lean.kernels[1] == "native"
+    expected = plain.generate(prompt, 40)
+    assert expected.token_ids == plain_generate(model, tokenizer, prompt, 40).token_ids
+    drafter = ScriptedDrafter(prompt + expected.token_ids, 16, wrong_every=4)
+    decoder = SpeculativeDecoder(model, tokenizer, drafter, DecodeConfig(draft_length=5))
+    decoder.target.use_kernels(kernels)
+    result = decoder.generate(prompt, 40)
+    assert result.token_ids == expected.token_ids
+    assert result.stats.accepted > 0
+
+
 @needs_mkl
 @needs_onednn
 def test_packed_row_counts_choose_between_packed_transposed_and_onednn() -> None:
