@@ -17,7 +17,8 @@ A sentence is scored from signals the service already has:
 
 A sentence that quotes the question itself (an FAQ's list of questions, notes that cite the
 question they were asked) is scored without the quoted words: repeating a question does not
-answer it.
+answer it. A statement asked about (a claim to check) is not taken out: a passage that states it
+word for word supports it.
 
 Nothing here changes evidence state: selection only decides what the generator is shown.
 """
@@ -492,11 +493,12 @@ def _shifted(spans: Sequence[TextSpan], offset: int) -> list[TextSpan]:
 
 def without_question(text: str, question: str) -> str:
     """``text`` with every verbatim copy of ``question`` taken out (case, spacing and a closing
-    question mark aside); unchanged for a question of fewer than ``MIN_QUOTED_QUESTION_WORDS`` words,
-    whose words are common enough to occur by chance.
+    question mark aside). Unchanged for a question of fewer than ``MIN_QUOTED_QUESTION_WORDS`` words,
+    whose words are common enough to occur by chance, and for a statement (no closing question
+    mark): a claim asked about is supported by a passage that states it word for word.
     """
     words = re.findall(r"\w+", question)
-    if len(words) < MIN_QUOTED_QUESTION_WORDS:
+    if len(words) < MIN_QUOTED_QUESTION_WORDS or not question.rstrip().endswith("?"):
         return text
     # The question's words in order, separated by anything that is not a word character.
     pattern = r"(?<!\w)" + r"\W+".join(re.escape(word) for word in words) + r"(?!\w)\??"

@@ -110,6 +110,12 @@ def test_a_passage_quoting_the_question_loses_to_the_passage_that_answers_it() -
         pytest.param(
             "Who is Ada? Ada is a poet.", "Who is Ada?", "Who is Ada? Ada is a poet.", id="short-question"
         ),
+        pytest.param(
+            "Observations show that the Moon is tidally locked to the Earth.",
+            "The Moon is tidally locked to the Earth.",
+            "Observations show that the Moon is tidally locked to the Earth.",
+            id="a-claim-stated-word-for-word-is-kept",
+        ),
     ],
 )
 def test_without_question(text: str, question: str, expected: str) -> None:
