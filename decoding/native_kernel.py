@@ -131,6 +131,12 @@ class NativeKernel:
                 raise ValueError("the native kernel takes float32 CPU tensors only")
         if not weight.is_contiguous():
             raise ValueError("the native kernel needs a contiguous weight")
+        return self.product(rows, weight)
+
+    def product(self, rows: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+        """`linear` without its checks, for a caller that checked its weights once (contiguous
+        float32 CPU tensors) and passes float32 CPU rows of the weights' width; anything else is
+        undefined behaviour."""
         rows = rows.contiguous()
         count, inputs = rows.shape
         outputs = weight.shape[0]

@@ -373,6 +373,17 @@ def test_one_row_can_take_the_native_kernel_and_then_decodes_as_its_blocks_verif
     assert result.stats.accepted > 0
 
 
+@needs_native
+def test_weights_that_are_not_contiguous_get_no_native_kernel() -> None:
+    model = float32_model(20)
+    assert "native" in LeanLlama(model).kernel_choices(1)
+    layer = model.model.layers[0].mlp.up_proj
+    layer.weight = torch.nn.Parameter(layer.weight.detach().T.contiguous().T)  # same values, strided
+    assert not layer.weight.is_contiguous()
+    assert LeanLlama(model).kernel_choices(1) == ("stock",)
+    assert "native" not in LeanLlama(model).kernel_choices(4)
+
+
 @needs_mkl
 @needs_onednn
 def test_packed_row_counts_choose_between_packed_transposed_and_onednn() -> None:

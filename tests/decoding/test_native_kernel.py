@@ -45,6 +45,19 @@ def test_each_row_is_the_same_whatever_else_is_in_the_block() -> None:
 
 
 @needs_native
+def test_the_unchecked_product_equals_the_checked_one_bit_for_bit() -> None:
+    kernel = native_kernel()
+    assert kernel is not None
+    generator = torch.Generator().manual_seed(6)
+    w = torch.randn(40, 64, generator=generator)
+    for rows in (1, 3, 9):
+        x = torch.randn(rows, 64, generator=generator)
+        assert torch.equal(kernel.product(x, w), kernel.linear(x, w))
+    strided = torch.randn(64, 2, generator=generator).T
+    assert torch.equal(kernel.product(strided, w), kernel.linear(strided.contiguous(), w))
+
+
+@needs_native
 def test_a_non_contiguous_input_is_copied_and_a_non_contiguous_weight_refused() -> None:
     kernel = native_kernel()
     assert kernel is not None
