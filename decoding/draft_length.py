@@ -8,6 +8,7 @@ speculation only pays on confident proposals, and k=0 (a plain step) is the righ
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -20,7 +21,7 @@ import torch
 from transformers import PreTrainedModel
 
 from decoding.kv_cache import CachedModel
-from decoding.lean_llama import KERNELS, PACK_ROWS, LeanLlama, can_pack, can_use_native
+from decoding.lean_llama import KERNELS, PACK_ROWS, PREFILL_KERNELS, LeanLlama, can_pack, can_use_native
 from decoding.packed_linear import is_prepacked
 
 # Match-length buckets: a proposal continuing a 12-token match is far likelier to be right than one
@@ -44,6 +45,10 @@ class VerifyCostCurve:
     # kernels[k]: the linear-layer kernel (decoding.lean_llama.KERNELS) that measured fastest for k+1
     # rows, which the decoder then uses; None where there was no choice (not the lean forward).
     kernels: tuple[str, ...] | None = None
+    # The kernel prefills measured fastest with (decoding.lean_llama.PREFILL_KERNELS), and the least
+    # time of a prefill of the measured context with it; None where there was no choice.
+    prefill_kernel: str | None = None
+    prefill_seconds: float | None = None
 
     def __post_init__(self) -> None:
         if not self.seconds or any(value <= 0 for value in self.seconds):
@@ -54,6 +59,10 @@ class VerifyCostCurve:
             unknown = sorted(set(self.kernels) - set(KERNELS))
             if unknown:
                 raise ValueError(f"unknown kernels {unknown}; known: {list(KERNELS)}")
+        if self.prefill_kernel is not None and self.prefill_kernel not in PREFILL_KERNELS:
+            raise ValueError(
+                f"unknown prefill kernel {self.prefill_kernel!r}; known: {list(PREFILL_KERNELS)}"
+            )
 
     @property
     def max_draft(self) -> int:
@@ -67,15 +76,19 @@ class VerifyCostCurve:
         """Verifying is as cheap as one token (a GPU-like assumption, and the right one for tests)."""
         return cls(tuple(1.0 for _ in range(max_draft + 1)))
 
-    def to_dict(self) -> dict[str, list[float] | list[str]]:
-        if self.kernels is None:
-            return {"seconds": list(self.seconds)}
-        return {"seconds": list(self.seconds), "kernels": list(self.kernels)}
+    def to_dict(self) -> dict[str, Any]:
+        document: dict[str, Any] = {"seconds": list(self.seconds)}
+        if self.kernels is not None:
+            document["kernels"] = list(self.kernels)
+        if self.prefill_kernel is not None:
+            document["prefill_kernel"] = self.prefill_kernel
+            document["prefill_seconds"] = self.prefill_seconds
+        return document
 
 
 # Bumped whenever the cache layout or the measurement method changes: older caches are ignored
-# (6: one-row steps, k = 0, choose their kernel too).
-COST_CACHE_FORMAT = 6
+# (6: one-row steps, k = 0, choose their kernel too; 7: and prefills).
+COST_CACHE_FORMAT = 7
 REMEASURE_ENV = "AKM_REMEASURE_VERIFY_COST"
 MEASUREMENT_METHOD = "min-wall-interleaved-kernels"
 
@@ -117,7 +130,7 @@ def monotone(curve: VerifyCostCurve) -> VerifyCostCurve:
     seconds = list(curve.seconds)
     for k in range(2, len(seconds)):
         seconds[k] = max(seconds[k], seconds[k - 1])
-    return VerifyCostCurve(tuple(seconds), curve.kernels)
+    return dataclasses.replace(curve, seconds=tuple(seconds))
 
 
 @dataclass
@@ -166,7 +179,7 @@ class ObservedCost:
             seconds.append(curve.seconds[0] * ratio)
         # Not smoothed to grow with k: an observed cost is measured, not noise of one measurement, and
         # a k the decoder is steered away from wrongly is observed again when it is chosen.
-        return VerifyCostCurve(tuple(seconds), curve.kernels)
+        return dataclasses.replace(curve, seconds=tuple(seconds))
 
 
 def measure_verify_cost(
@@ -183,6 +196,7 @@ def measure_verify_cost(
     stock kernel for two rows cost 2x one row, the transposed product 0.9x), so it is measured, not
     assumed. Rounds visit every k and kernel in turn, so a burst of load hits all alike instead of
     one; the minimum over rounds is the cost with the least interference, which load can only add to.
+    The prefill of that context is timed with each prefill kernel the same way.
     The raw curve is returned: `curve_problem` judges it before `monotone` smooths it.
     """
     cached = CachedModel(model)
@@ -191,6 +205,8 @@ def measure_verify_cost(
     vocab = int(model.config.vocab_size)
     generator = torch.Generator().manual_seed(0)
     context = torch.randint(0, vocab, (context_length,), generator=generator).tolist()
+    prefill = _fastest_prefill(cached, context, repeats) if lean is not None else None
+    cached.reset()
     cached.forward(context, logits_to_keep=1)
     block = torch.randint(0, vocab, (max_draft + 1,), generator=generator).tolist()
     best: dict[tuple[int, str], float] = {}
@@ -216,12 +232,34 @@ def measure_verify_cost(
     fastest = [min(choices[k], key=lambda kernel: best[k, kernel]) for k in range(max_draft + 1)]
     if lean is not None:
         for kernel in ("onednn", "packed"):
-            if kernel not in fastest:
+            if kernel not in fastest and (prefill is None or prefill[0] != kernel):
                 lean.drop_copies(kernel)
     return VerifyCostCurve(
         tuple(best[k, kernel] for k, kernel in enumerate(fastest)),
         tuple(fastest) if lean is not None else None,
+        prefill[0] if prefill is not None else None,
+        prefill[1] if prefill is not None else None,
     )
+
+
+def _fastest_prefill(cached: CachedModel, context: list[int], repeats: int) -> tuple[str, float]:
+    """The prefill kernel with the least wall time for `context` from an empty cache, and that time;
+    the lean forward is left on it. Rounds alternate the kernels, after one round of warming up."""
+    lean = cached.lean
+    assert lean is not None
+    choices = lean.prefill_choices()
+    best = dict.fromkeys(choices, float("inf"))
+    for round_index in range(min(repeats, 3) + 1):
+        for kernel in choices:
+            lean.set_prefill_kernel(kernel)
+            cached.reset()
+            started = time.perf_counter()
+            cached.forward(context, logits_to_keep=1)
+            if round_index:
+                best[kernel] = min(best[kernel], time.perf_counter() - started)
+    kernel = min(choices, key=lambda name: best[name])
+    lean.set_prefill_kernel(kernel)
+    return kernel, best[kernel]
 
 
 def _lean_suffix(model: PreTrainedModel) -> str:
@@ -282,9 +320,13 @@ def _read_cache(path: Path | None) -> dict[str, Any]:
 def _cached_curve(entry: object) -> VerifyCostCurve | None:
     try:
         kernels = entry.get("kernels")  # type: ignore[attr-defined]
+        prefill_kernel = entry.get("prefill_kernel")  # type: ignore[attr-defined]
+        prefill_seconds = entry.get("prefill_seconds")  # type: ignore[attr-defined]
         curve = VerifyCostCurve(
             tuple(float(value) for value in entry["seconds"]),  # type: ignore[index]
             None if kernels is None else tuple(str(kernel) for kernel in kernels),
+            None if prefill_kernel is None else str(prefill_kernel),
+            None if prefill_seconds is None else float(prefill_seconds),
         )
     except (ValueError, KeyError, TypeError, AttributeError):
         return None

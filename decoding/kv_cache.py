@@ -39,13 +39,15 @@ class CachedModel:
     def length(self) -> int:
         return len(self.tokens)
 
-    def use_kernels(self, kernels: Sequence[str] | None) -> None:
-        """Compute blocks of k+1 rows with `kernels[k]` (a measured cost curve's choice); None, or a
-        model on Transformers' own forward, keeps the defaults."""
-        if kernels is None or self.lean is None:
+    def use_kernels(self, kernels: Sequence[str] | None, prefill_kernel: str | None = None) -> None:
+        """Compute blocks of k+1 rows with `kernels[k]` and prefills with `prefill_kernel` (a measured
+        cost curve's choices); None, or a model on Transformers' own forward, keeps the defaults."""
+        if self.lean is None:
             return
-        for k, kernel in enumerate(kernels):
+        for k, kernel in enumerate(kernels or ()):
             self.lean.set_kernel(k + 1, kernel)
+        if prefill_kernel is not None:
+            self.lean.set_prefill_kernel(prefill_kernel)
 
     def reset(self) -> None:
         self.tokens = []

@@ -34,11 +34,14 @@ builds and passes its self-test). On an AVX2-only CPU whose MKL took a slow path
 the stock kernel made two rows cost 2.0x one row, the transposed one 0.9x; over 9 rows the whole
 forward cost 1.7x one row transposed and 1.4x with oneDNN.
 `decoding.draft_length.measure_verify_cost` times every choice and the decoder takes the fastest.
-Prefills always keep the stock kernel. So does one row (a plain decoding step) unless a measured
-curve chose `native` for it: on a 2-core AMD EPYC a one-row step of SmolLM2-135M took 21 ms native
-against 58 ms stock, so the stock one-row step is the slowest forward per row there is. Without a
-curve (`CachedModel.use_kernels`) every row count keeps its default, and a one-row step stays equal
-to Transformers' bit for bit; by default two and three rows do too.
+One row (a plain decoding step) keeps the stock kernel unless a measured curve chose `native` for
+it: on a 2-core AMD EPYC a one-row step of SmolLM2-135M took 21 ms native against 58 ms stock, so
+the stock one-row step is the slowest forward per row there is. Prefills keep the stock kernel unless
+a measured curve chose oneDNN's for them (`set_prefill_kernel`): on an AMD EPYC with AVX-512, where
+MKL's products ran at less than half of oneDNN's speed, that halved the time to the first token.
+Without a curve (`CachedModel.use_kernels`) every row count and the prefill keep their defaults, and
+a one-row step and a prefill stay equal to Transformers' bit for bit; by default two and three rows
+do too.
 
 `LeanLlama.supports(model)` says whether a model is one it reproduces exactly: a `LlamaForCausalLM`
 with default rotary embeddings, SiLU MLP, no biases and SDPA attention; `CachedModel` uses Transformers'
@@ -68,6 +71,8 @@ PACK_MIN_ROWS = 4
 # The kernels a linear layer can run with, and the most rows a block may take a non-stock one for.
 KERNELS: tuple[str, ...] = ("stock", "transposed", "packed", "onednn", "native")
 MAX_KERNEL_ROWS = 32
+# The kernels a prefill (a block whose last rows' logits alone are wanted) can run with.
+PREFILL_KERNELS: tuple[str, ...] = ("stock", "onednn")
 
 # Packed copies per weight tensor and row count, shared by every LeanLlama over the same weights.
 _PACKED: WeakIdKeyDictionary = WeakIdKeyDictionary()
@@ -216,8 +221,11 @@ class LeanLlama:
         # one measured on this machine (decoding.draft_length.measure_verify_cost).
         self.kernels: dict[int, str] = {count: "packed" for count in self._pack_for}
         self._weights = weights
-        # The kernels of the forward running now: `kernels` for a verification block, none for a prefill.
+        # The kernels of the forward running now: `kernels` for a verification block, the prefill
+        # kernel (if not stock) for a prefill.
         self._active_kernels: dict[int, str] = {}
+        # The kernel of prefills; `set_prefill_kernel` changes it (measured: draft_length).
+        self.prefill_kernel = "stock"
         self._can_use_onednn = can_use_onednn(model)
         # decoding.native_kernel, for float32 CPU weights where it builds and runs; None otherwise.
         # Its weights are checked here once (float32 CPU by `can_use_native`, contiguous), so each
@@ -318,8 +326,8 @@ class LeanLlama:
     def kernel_choices(self, rows: int) -> tuple[str, ...]:
         """The kernels a block of `rows` rows can take. One row (a plain decoding step) can take the
         native kernel besides the stock one: it computes each row of a block as it computes that row
-        alone, so a decoder on it verifies with the same arithmetic it decodes with. Prefills always
-        keep the stock kernel."""
+        alone, so a decoder on it verifies with the same arithmetic it decodes with. Prefills have
+        their own choice (`prefill_choices`)."""
         if rows == 1:
             return ("stock", "native") if self._native else ("stock",)
         if not 2 <= rows <= MAX_KERNEL_ROWS:
@@ -330,14 +338,32 @@ class LeanLlama:
             return ("packed", "transposed", *extra)
         return ("stock", "transposed", *extra)
 
+    def prefill_choices(self) -> tuple[str, ...]:
+        """The kernels a prefill can take: the stock one, and oneDNN's where it runs. On a 2-core AMD
+        EPYC with AVX-512, whose MKL took a slower path, oneDNN computed a 300-row prefill's linear
+        layers in 0.44x the stock kernel's time (docs/speculative-decoding.md)."""
+        return ("stock", "onednn") if self._can_use_onednn else ("stock",)
+
+    def set_prefill_kernel(self, kernel: str) -> None:
+        """Compute the linear layers of prefills with `kernel` (one of `prefill_choices`)."""
+        if kernel not in self.prefill_choices():
+            raise ValueError(f"no {kernel!r} kernel for prefills; choose from {self.prefill_choices()}")
+        if kernel == "onednn":
+            self._fetch_onednn()
+        self.prefill_kernel = kernel
+
+    def _fetch_onednn(self) -> None:
+        if not self._onednn:
+            self._onednn = {id(weight): onednn_weight(weight) for weight in self._weights}
+
     def set_kernel(self, rows: int, kernel: str) -> None:
         """Compute the linear layers of `rows`-row blocks with `kernel` (one of `kernel_choices`)."""
         if kernel not in self.kernel_choices(rows):
             raise ValueError(
                 f"no {kernel!r} kernel for {rows}-row blocks; choose from {self.kernel_choices(rows)}"
             )
-        if kernel == "onednn" and not self._onednn:
-            self._onednn = {id(weight): onednn_weight(weight) for weight in self._weights}
+        if kernel == "onednn":
+            self._fetch_onednn()
         if kernel == "stock":
             self.kernels.pop(rows, None)
         else:
@@ -353,6 +379,7 @@ class LeanLlama:
                 del shared[weight]
         if kernel == "onednn":
             self._onednn = {}
+            self.prefill_kernel = "stock"
         else:
             self._packs = {}
 
@@ -414,8 +441,14 @@ class LeanLlama:
         start, end = self.length, self.length + count
         self._grow(end)
         # A block whose every row's logits are wanted is a verification and takes its row count's
-        # kernel; a prefill (logits of its last rows only) keeps the stock one, as plain decoding does.
-        self._active_kernels = self.kernels if not logits_to_keep else {}
+        # kernel; a prefill (logits of its last rows only) takes the prefill kernel, and its LM head
+        # over those last rows the stock one.
+        if not logits_to_keep:
+            self._active_kernels = self.kernels
+        elif self.prefill_kernel == "stock" or count <= logits_to_keep:
+            self._active_kernels = {}
+        else:
+            self._active_kernels = {count: self.prefill_kernel}
         hidden = functional.embedding(torch.tensor([tokens], device=self.device), self.embedding)
         mask = None
         if parents is not None:

@@ -204,7 +204,7 @@ class SpeculativeDecoder:
         self.member_ledgers: dict[str, MemberLedger] = {}
         self._cost = self.config.cost_curve
         if self._cost is not None:
-            self.target.use_kernels(self._cost.kernels)
+            self.target.use_kernels(self._cost.kernels, self._cost.prefill_kernel)
         # Verify times observed while decoding, which correct the curve for the load of the moment.
         self.observed_cost = ObservedCost()
         # Seconds a drafter spends per proposed token, by source; a model drafter's forwards are a
@@ -257,7 +257,7 @@ class SpeculativeDecoder:
                 self.model, self.config.max_draft, self.config.cost_cache_dir
             )
             # The kernels the curve's costs were measured with are the ones verification then uses.
-            self.target.use_kernels(self._cost.kernels)
+            self.target.use_kernels(self._cost.kernels, self._cost.prefill_kernel)
         return self._cost
 
     @property

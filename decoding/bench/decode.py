@@ -844,6 +844,9 @@ def cost_curve_report(curve: VerifyCostCurve) -> dict[str, Any]:
         "ratio_to_plain_step": [curve.ratio(k) for k in range(len(curve.seconds))],
         # The linear-layer kernel each k measured fastest with, which verification used (None: no choice).
         "kernels": None if curve.kernels is None else list(curve.kernels),
+        # The kernel prefills ran with, and a prefill of the measured context with it (None: no choice).
+        "prefill_kernel": curve.prefill_kernel,
+        "prefill_seconds": curve.prefill_seconds,
     }
 
 
@@ -1054,6 +1057,12 @@ def format_markdown(report: dict[str, Any]) -> str:
         curve["draft_tokens"], curve["seconds"], curve["ratio_to_plain_step"], kernels, strict=True
     ):
         lines.append(f"| {k} | {seconds * 1000.0:.1f} | {ratio:.2f} | {kernel} |")
+    if curve.get("prefill_kernel") is not None and curve.get("prefill_seconds") is not None:
+        lines += [
+            "",
+            f"Prefills ran on the {curve['prefill_kernel']} kernel: "
+            f"{curve['prefill_seconds'] * 1000.0:.1f} ms for the measured context.",
+        ]
     lines += ["", "## Divergences from own plain greedy", ""]
     if not report["divergences"]:
         lines.append("None: every method produced own plain's tokens on every prompt.")

@@ -142,6 +142,27 @@ def test_a_float32_curve_chooses_the_one_row_kernel_too_and_decoders_take_it(
     assert decoder.target.lean.kernels.get(1, "stock") == curve.kernels[0]
 
 
+def test_a_float32_curve_chooses_the_prefill_kernel_and_decoders_take_it(
+    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
+) -> None:
+    model = copy.deepcopy(target).to(torch.float32)
+    lean = CachedModel(model).lean
+    assert lean is not None
+    curve = measure_verify_cost(model, 3, repeats=1)
+    assert curve.prefill_kernel in lean.prefill_choices()
+    assert curve.prefill_seconds is not None and curve.prefill_seconds > 0
+    decoder = SpeculativeDecoder(model, tokenizer, None, DecodeConfig(max_draft=3, cost_curve=curve))
+    assert decoder.target.lean is not None
+    assert decoder.target.lean.prefill_kernel == curve.prefill_kernel
+    # float64 weights have one prefill kernel only.
+    assert measure_verify_cost(target, 1, repeats=1).prefill_kernel == "stock"
+
+
+def test_a_curve_names_a_known_prefill_kernel() -> None:
+    with pytest.raises(ValueError, match="unknown prefill kernel 'native'"):
+        VerifyCostCurve((1.0, 2.0), ("stock", "stock"), "native", 0.1)
+
+
 def test_a_kernel_this_torch_cannot_run_is_left_out(
     target: LlamaForCausalLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -174,15 +195,21 @@ def test_the_cache_keeps_each_k_kernel(
 ) -> None:
     monkeypatch.delenv(REMEASURE_ENV, raising=False)
     chosen = VerifyCostCurve(
-        (10.0, 11.0, 12.0, 13.0, 14.0), ("stock", "transposed", "stock", "transposed", "packed")
+        (10.0, 11.0, 12.0, 13.0, 14.0),
+        ("stock", "transposed", "stock", "transposed", "packed"),
+        "onednn",
+        0.25,
     )
     handed = scripted_measurements(monkeypatch, [chosen, chosen])
     assert load_or_measure_verify_cost(target, 4, tmp_path) == chosen
-    assert load_or_measure_verify_cost(target, 4, tmp_path).kernels == chosen.kernels
+    reloaded = load_or_measure_verify_cost(target, 4, tmp_path)
+    assert reloaded == chosen and reloaded.kernels == chosen.kernels
+    assert (reloaded.prefill_kernel, reloaded.prefill_seconds) == ("onednn", 0.25)
     assert len(handed) == 1
     document = json.loads((tmp_path / "verify-cost.json").read_text())
     (entry,) = document["curves"].values()
     assert entry["kernels"] == list(chosen.kernels)
+    assert entry["prefill_kernel"] == "onednn"
 
 
 def test_cost_curve_is_measured_once_and_cached(

@@ -290,6 +290,58 @@ def test_prefills_keep_the_stock_kernel_whatever_their_row_count_takes_in_verifi
     assert torch.allclose(logits, expected, atol=1e-5, rtol=1e-5)
 
 
+@needs_onednn
+def test_a_prefill_can_take_onednn_and_decoders_on_it_agree() -> None:
+    model = tiny_model(seed=1, scale=8.0).to(torch.float32)  # sharp: far from ties
+    chosen = LeanLlama(model, pack_rows=())
+    stock = LeanLlama(model, pack_rows=())
+    assert chosen.prefill_choices() == ("stock", "onednn")
+    chosen.set_prefill_kernel("onednn")
+    assert chosen.prefill_kernel == "onednn" and chosen._onednn  # its copies are made
+    prompt = [0, 2, 3, 4, 2, 3, 4, 5, 6, 7, 8]
+    got = chosen.forward(prompt, logits_to_keep=1)[0]
+    expected = stock.forward(prompt, logits_to_keep=1)[0]
+    assert torch.allclose(got, expected, atol=1e-5, rtol=1e-5)
+    assert torch.equal(got.argmax(-1), expected.argmax(-1))
+    # The cache the oneDNN prefill wrote serves the next step as the stock one's does.
+    step, _ = chosen.forward([5])
+    stock_step, _ = stock.forward([5])
+    assert torch.allclose(step, stock_step, atol=1e-5, rtol=1e-5)
+
+    # A plain decoder and a speculative one whose prefills run on oneDNN agree with each other.
+    tokenizer = character_tokenizer()
+    plain = SpeculativeDecoder(model, tokenizer)
+    plain.target.use_kernels(None, "onednn")
+    assert plain.target.lean is not None and plain.target.lean.prefill_kernel == "onednn"
+    reference = plain.generate(prompt, 40)
+    drafter = ScriptedDrafter(prompt + reference.token_ids, 16, wrong_every=4)
+    decoder = SpeculativeDecoder(model, tokenizer, drafter, DecodeConfig(draft_length=5))
+    decoder.target.use_kernels(None, "onednn")
+    result = decoder.generate(prompt, 40)
+    assert result.token_ids == reference.token_ids
+    assert result.stats.accepted > 0
+
+
+def test_a_prefill_kernel_must_be_one_the_weights_can_take() -> None:
+    lean = LeanLlama(tiny_model(21))  # float64: no oneDNN
+    assert lean.prefill_choices() == ("stock",)
+    with pytest.raises(ValueError, match="no 'onednn' kernel for prefills"):
+        lean.set_prefill_kernel("onednn")
+    with pytest.raises(ValueError, match="no 'native' kernel for prefills"):
+        lean.set_prefill_kernel("native")
+    assert lean.prefill_kernel == "stock"
+
+
+@needs_onednn
+def test_dropping_the_onednn_copies_sends_prefills_back_to_the_stock_kernel() -> None:
+    lean = LeanLlama(float32_model(22), pack_rows=())
+    lean.set_prefill_kernel("onednn")
+    lean.drop_copies("onednn")
+    assert lean.prefill_kernel == "stock" and lean._onednn == {}
+    logits, _ = lean.forward([0, 2, 3, 4], logits_to_keep=1)
+    assert logits.shape[0] == 1
+
+
 @pytest.mark.parametrize(
     ("kernel", "make"),
     [
