@@ -50,26 +50,39 @@ static inline float sum8(__m256 a) {
   return _mm_cvtss_f32(s);
 }
 
-/* y[r][n] = sum_k w[n][k] * x[r][k] for R (1..8) rows of x: w row-major N x K, x R x K, y R x N. */
+/* y[r][n] = sum_k w[n][k] * x[r][k] for R (1..8) rows of x: w row-major N x K, x R x K, y R x N.
+   Outputs are computed a tile of TILE consecutive n at a time into a buffer, then written row by row:
+   writing y[r][n] for every r as each n is done scattered R stores a step over rows N floats apart,
+   which (N a multiple of 1024, as an LM head's vocabulary often is) all fall in one cache set and
+   measured 2.3x slower for 8 rows of a 49152 x 576 weight. */
+#define TILE 32
 #define PASS(R)                                                                        \
   static void pass##R(const float* w, const float* x, float* y, long n_out, long k_in, \
                       int threads) {                                                   \
     long tail = k_in - k_in % 8;                                                       \
+    long tiles = (n_out + TILE - 1) / TILE;                                            \
     _Pragma("omp parallel for schedule(static) num_threads(threads)")                 \
-    for (long n = 0; n < n_out; n++) {                                                 \
-      const float* row = w + n * k_in;                                                 \
-      __m256 acc[R];                                                                   \
-      for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps();                        \
-      for (long k = 0; k < tail; k += 8) {                                             \
-        __m256 weights = _mm256_loadu_ps(row + k);                                     \
-        for (int r = 0; r < R; r++)                                                    \
-          acc[r] = _mm256_fmadd_ps(weights, _mm256_loadu_ps(x + r * k_in + k), acc[r]);\
+    for (long tile = 0; tile < tiles; tile++) {                                        \
+      float out[R][TILE];                                                              \
+      long first = tile * TILE;                                                        \
+      long last = first + TILE < n_out ? first + TILE : n_out;                         \
+      for (long n = first; n < last; n++) {                                            \
+        const float* row = w + n * k_in;                                               \
+        __m256 acc[R];                                                                 \
+        for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps();                      \
+        for (long k = 0; k < tail; k += 8) {                                           \
+          __m256 weights = _mm256_loadu_ps(row + k);                                   \
+          for (int r = 0; r < R; r++)                                                  \
+            acc[r] = _mm256_fmadd_ps(weights, _mm256_loadu_ps(x + r * k_in + k), acc[r]);\
+        }                                                                              \
+        for (int r = 0; r < R; r++) {                                                  \
+          float total = sum8(acc[r]);                                                  \
+          for (long k = tail; k < k_in; k++) total += row[k] * x[r * k_in + k];        \
+          out[r][n - first] = total;                                                   \
+        }                                                                              \
       }                                                                                \
-      for (int r = 0; r < R; r++) {                                                    \
-        float total = sum8(acc[r]);                                                    \
-        for (long k = tail; k < k_in; k++) total += row[k] * x[r * k_in + k];          \
-        y[r * n_out + n] = total;                                                      \
-      }                                                                                \
+      for (int r = 0; r < R; r++)                                                      \
+        for (long n = first; n < last; n++) y[r * n_out + n] = out[r][n - first];      \
     }                                                                                  \
   }
 
