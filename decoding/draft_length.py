@@ -22,6 +22,7 @@ from transformers import PreTrainedModel
 
 from decoding.kv_cache import CachedModel
 from decoding.lean_llama import KERNELS, PACK_ROWS, PREFILL_KERNELS, LeanLlama, can_pack, can_use_native
+from decoding.native_kernel import library_digest as native_library_digest
 from decoding.packed_linear import is_prepacked
 
 # Match-length buckets: a proposal continuing a 12-token match is far likelier to be right than one
@@ -267,7 +268,8 @@ def _lean_suffix(model: PreTrainedModel) -> str:
     if not LeanLlama.supports(model):
         return ""
     packed = ",".join(str(rows) for rows in PACK_ROWS) if can_pack(model) else ""
-    native = "-native" if can_use_native(model) else ""
+    # The native library's name carries a digest of its source: a changed kernel is measured again.
+    native = f"-native-{native_library_digest()[:8]}" if can_use_native(model) else ""
     return f"-lean{'-packed' + packed if packed else ''}{native}"
 
 

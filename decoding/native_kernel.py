@@ -195,10 +195,14 @@ def _cache_dir() -> Path:
     return Path(base) / "akm" / "native-kernel"
 
 
+def library_digest() -> str:
+    """A digest of the kernel's source and compiler flags (16 hex digits)."""
+    return hashlib.sha256("\n".join((_SOURCE, " ".join(_FLAGS))).encode()).hexdigest()[:16]
+
+
 def library_name() -> str:
     """The compiled library's file name: it changes with the source and the flags."""
-    digest = hashlib.sha256("\n".join((_SOURCE, " ".join(_FLAGS))).encode()).hexdigest()[:16]
-    return f"few_rows_linear-{digest}.so"
+    return f"few_rows_linear-{library_digest()}.so"
 
 
 def _build(compiler: str, directory: Path) -> Path:

@@ -371,13 +371,15 @@ def test_the_cost_curve_key_names_the_forward_that_was_measured(
     target: LlamaForCausalLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from decoding.lean_llama import can_pack, can_use_native
+    from decoding.native_kernel import library_digest
 
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
 
     assert cost_curve_key(target, 4).endswith(f"-torch.float64-cpu-t{torch.get_num_threads()}-k4-lean")
     float32 = copy.deepcopy(target).to(torch.float32)
     expected = "-lean-packed8,16" if can_pack(float32) else "-lean"
-    expected += "-native" if can_use_native(float32) else ""
+    # A changed native kernel (another digest of its source) is another key, measured again.
+    expected += f"-native-{library_digest()[:8]}" if can_use_native(float32) else ""
     assert cost_curve_key(float32, 4).endswith(expected)
     eager = copy.deepcopy(target)
     eager.set_attn_implementation("eager")
