@@ -8,8 +8,9 @@ supported claim that is also responsive:
   claim or in the passage (and heading path) that supports it, and the claim itself holds some
   of them or is close to the question under the embedding model;
 * it holds the kind of answer a typed question asks for, and its score (the sentence score of ``akm.answer.selection``: terms, terms with context, similarity
-  and whether it fills the question's answer type — a date for "when", a number for "how many", a
-  name for "who", a place for "where", a cause for "why") reaches ``SCORE_MIN``;
+  and whether it fills the question's answer type — a date for "when" (a day for "which day"), a
+  count for "how many" (not a bare year nor a measure in another unit), money for a price, a name
+  for "who", a place for "where", a cause for "why") reaches ``SCORE_MIN``;
 * it adds something: a claim that only restates the question, or talks about "the text", does not;
   nor does one that ends on a demonstrative standing for the very thing asked ("X.25 uses what
   network type?" → "... uses this network type.").

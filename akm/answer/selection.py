@@ -247,6 +247,121 @@ _PLACE_QUESTION = re.compile(
     r"^\s*where\b|\b(?:what|which) (?:city|country|state|place|region|town|county|continent|location|area|nation|island|river)\b",
     re.IGNORECASE,
 )
+# Narrower kinds within the date and number types (see `fills_answer_type`).
+_DAY_QUESTION = re.compile(r"\b(?:what|which) days?\b|\bon what day\b", re.IGNORECASE)
+WEEKDAY_OR_DAY = re.compile(
+    r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b|\b(?:daily|every day|each day|weekdays?|weekends?)\b|"
+    r"\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:January|February|March|April|May|June|July|August|September|"
+    r"October|November|December)\b|\b(?:January|February|March|April|May|June|July|August|September|"
+    r"October|November|December)\s+\d{1,2}(?:st|nd|rd|th)?\b",
+    re.IGNORECASE,
+)
+_MONEY_QUESTION = re.compile(
+    r"\b(?:price|prices|cost|costs|fee|fees|fare|fares|salary|salaries|wage|wages)\b|\bhow much money\b",
+    re.IGNORECASE,
+)
+_MONEY = re.compile(
+    r"[$£€¥₹]\s?\d|\b\d[\d,.]*\s*(?:million|billion|thousand|m|bn|k)?\s*(?:dollars?|pounds?|euros?|pence|cents?|"
+    r"yen|francs?|marks?|rupees?|shillings?|guineas?|USD|GBP|EUR)\b|\b(?:free of charge|no charge|costs? nothing)\b",
+    re.IGNORECASE,
+)
+_COUNT_QUESTION = re.compile(
+    r"\bhow many\s+(?:of\s+the\s+|different\s+|more\s+)?(?P<noun>[A-Za-z][\w'’-]*)", re.IGNORECASE
+)
+_NUMBER_WORD = re.compile(
+    r"\b\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+    r"forty|fifty|hundred|thousand|million|billion|dozen|half|several)\b",
+    re.IGNORECASE,
+)
+# A number in a text, with the word after it: "19 kilometres", "fourteen people", "1994,".
+_COUNT_CANDIDATE = re.compile(
+    r"(?P<number>\b\d+(?:[.,]\d+)*|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|"
+    r"fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|"
+    r"ninety|hundred|hundreds|thousand|thousands|million|millions|billion|dozen|dozens|several|both|single|"
+    r"none|no|once|twice|thrice)\b)"
+    r"(?=(?P<after>(?:[\s-]+[A-Za-z][\w'’-]*){0,3}))",
+    re.IGNORECASE,
+)
+# Units of measure: a number followed by one measures something, it does not count what was asked
+# (unless the question counts that unit: "how many kilometres").
+_MEASURE_UNITS = frozenset(
+    {
+        "km",
+        "kilometre",
+        "kilometres",
+        "kilometer",
+        "kilometers",
+        "metre",
+        "metres",
+        "meter",
+        "meters",
+        "mile",
+        "miles",
+        "foot",
+        "feet",
+        "ft",
+        "inch",
+        "inches",
+        "cm",
+        "mm",
+        "kg",
+        "kilogram",
+        "kilograms",
+        "gram",
+        "grams",
+        "tonne",
+        "tonnes",
+        "ton",
+        "tons",
+        "pound",
+        "pounds",
+        "lb",
+        "lbs",
+        "percent",
+        "per",
+        "degrees",
+        "hectare",
+        "hectares",
+        "acre",
+        "acres",
+        "litre",
+        "litres",
+        "liter",
+        "liters",
+        "mph",
+        "millimetre",
+        "millimetres",
+        "millimeter",
+        "millimeters",
+        "seconds",
+        "minutes",
+        "hours",
+        "days",
+        "weeks",
+        "months",
+        "years",
+        "decades",
+        "centuries",
+    }
+)
+
+
+def _states_count(text: str, noun: str) -> bool:
+    """Whether ``text`` states a count of ``noun`` (a stem): a number that is not a bare year nor a
+    measure in some other unit. A number right before the noun counts whatever it looks like."""
+    for match in _COUNT_CANDIDATE.finditer(text):
+        number = match.group("number")
+        words = re.findall(r"[A-Za-z][\w'’-]*", match.group("after"))
+        if noun in (stem(word) for word in words):
+            return True
+        if re.fullmatch(r"1\d{3}|20\d{2}", number):
+            continue  # a year: "in 1994" counts nothing
+        if number.lower() == "no" or (words and words[0].lower() in _MEASURE_UNITS):
+            continue
+        return True
+    return False
+
+
 _REASON_QUESTION = re.compile(r"^\s*why\b|\bwhat (?:caused|causes|led to|is the reason)\b", re.IGNORECASE)
 _REASON_CUE = re.compile(
     r"\b(?:because|due to|since|as a result|owing to|so that|in order to|caused by|led to|thanks to|therefore|reason)\b",
@@ -258,6 +373,14 @@ _PLACE_CUE = re.compile(
 )
 # A file-system path or URL is where something lives in a technical document.
 _PATH = re.compile(r"(?:^|[\s`(])(?:~?/|\.{1,2}/|[A-Za-z]+://)[\w.~/<>-]+")
+# A capitalised word right after these names a place, not who did something ("off the coast of
+# Scotland", "in Paris").
+_PLACE_BEFORE = re.compile(
+    r"\b(?:in|at|near|off|from|into|across|throughout|to|(?:coast|island|city|town|county|state|region|"
+    r"province|country|kingdom|republic|river|lake|village|north|south|east|west|north-east|north-west|"
+    r"south-east|south-west)\s+of)\s+(?:the\s+)?$",
+    re.IGNORECASE,
+)
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z'’-]+")
 _NUMBER = re.compile(r"\d")
 
@@ -344,25 +467,33 @@ def answer_type_of(question: str) -> AnswerType:
 
 
 def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") -> bool:
-    """True when ``text`` holds something of the asked-for kind that the question itself lacks."""
+    """True when ``text`` holds something of the asked-for kind that the question itself lacks.
+
+    Some questions ask for a narrower kind than their type: "which day" for a day (a weekday, a
+    day of a month, "every day"), not a year; "what is the price" for an amount of money; "how many
+    keepers" for a count, not a year nor a distance in kilometres.
+    """
     if answer_type == "any":
         return True
     if answer_type == "date":
+        if _DAY_QUESTION.search(question):
+            return bool(WEEKDAY_OR_DAY.search(text))
         return mentions_date(text) or bool(re.search(r"\b1\d{3}s?\b|\b20\d{2}s?\b|\bcentury\b", text))
     if answer_type == "number":
-        return bool(quantities(text)) or bool(
-            re.search(
-                r"\b\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
-                r"forty|fifty|hundred|thousand|million|billion|dozen|half|several)\b",
-                text,
-                re.IGNORECASE,
-            )
-        )
+        if _MONEY_QUESTION.search(question):
+            return bool(_MONEY.search(text))
+        counted = _COUNT_QUESTION.search(question)
+        if counted:
+            return _states_count(text, stem(counted.group("noun")))
+        return bool(quantities(text)) or bool(_NUMBER_WORD.search(text))
     if answer_type == "reason":
         return bool(_REASON_CUE.search(text))
     asked = {stem(word) for word in _WORD.findall(question)}
     if answer_type == "person":
-        return any(stem(match.group()) not in asked for match in _CAPITALISED.finditer(text))
+        return any(
+            stem(match.group()) not in asked and not _PLACE_BEFORE.search(text, 0, match.start())
+            for match in _CAPITALISED.finditer(text)
+        )
     if _PATH.search(text):
         return True
     return any(stem(match.group().split()[-1]) not in asked for match in _PLACE_CUE.finditer(text))

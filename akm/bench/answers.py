@@ -7,7 +7,11 @@ question is asked through the same service object ``POST /v1/answers`` calls
 
 Answerable mode ingests every article and asks its questions. Unanswerable mode ingests the first
 half of the articles and asks questions of the second half, whose pages the store never saw: the
-right outcome there is an abstention (``HOLD``, or no supported claim).
+right outcome there is an abstention (``HOLD``, or no supported claim). Held-out mode asks the harder
+question of the two: it ingests every article without its odd-numbered paragraphs (the first is
+paragraph 0) and asks the questions of those paragraphs whose gold answers stand nowhere in the
+ingested pages. The article, its title and its other paragraphs are there, so the questions are on
+topic, but the fact asked for is not in the documents: the right outcome is again an abstention.
 
 Gold matching is SQuAD's: lowercase, punctuation and the articles a/an/the removed, whitespace
 collapsed; a gold answer counts when it stands inside the text as whole words.
@@ -41,6 +45,8 @@ class SquadQuestion:
     question: str
     gold: tuple[str, ...]
     article: str
+    # The index of the paragraph the question was asked about, in its article.
+    paragraph: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,11 +65,11 @@ def load_squad(path: Path) -> list[SquadArticle]:
             title = str(entry["title"])
             paragraphs: list[str] = []
             questions: list[SquadQuestion] = []
-            for paragraph in entry["paragraphs"]:
+            for index, paragraph in enumerate(entry["paragraphs"]):
                 paragraphs.append(str(paragraph["context"]))
                 for qa in paragraph["qas"]:
                     gold = tuple(dict.fromkeys(str(answer["text"]) for answer in qa["answers"]))
-                    questions.append(SquadQuestion(str(qa["id"]), str(qa["question"]), gold, title))
+                    questions.append(SquadQuestion(str(qa["id"]), str(qa["question"]), gold, title, index))
             articles.append(SquadArticle(title, tuple(paragraphs), tuple(questions)))
     except OSError as error:
         raise BenchmarkInputError(f"cannot read {path}: {error.strerror or error}") from error
@@ -144,6 +150,36 @@ def split_articles(
         raise BenchmarkInputError("--unanswerable needs at least two articles")
     half = len(articles) // 2
     return list(articles[:half]), list(articles[half:])
+
+
+def hold_out_paragraphs(articles: Sequence[SquadArticle]) -> tuple[list[SquadArticle], list[SquadArticle]]:
+    """(articles to ingest, articles to ask about) for held-out mode: every article without its
+    odd-numbered paragraphs, and the questions of those paragraphs whose gold answers stand in no
+    ingested page (a gold answer repeated in a kept paragraph would make the question answerable)."""
+    kept = [
+        SquadArticle(
+            article.title,
+            tuple(text for index, text in enumerate(article.paragraphs) if index % 2 == 0),
+            tuple(question for question in article.questions if question.paragraph % 2 == 0),
+        )
+        for article in articles
+    ]
+    corpus = " ".join(page_text(article) for article in kept)
+    asked = [
+        SquadArticle(
+            article.title,
+            article.paragraphs,
+            tuple(
+                question
+                for question in article.questions
+                if question.paragraph % 2 == 1 and not contains_gold(corpus, question.gold)
+            ),
+        )
+        for article in articles
+    ]
+    if not any(article.questions for article in asked):
+        raise BenchmarkInputError("--held-out needs articles with at least two paragraphs")
+    return kept, asked
 
 
 @dataclass(slots=True)
@@ -230,7 +266,9 @@ def _percentiles(values: Sequence[float]) -> dict[str, float | None]:
     return {"p50": round(statistics.median(ordered), 1), "p95": round(p95, 1)}
 
 
-def summarize(outcomes: Sequence[QuestionOutcome], *, unanswerable: bool) -> dict[str, Any]:
+def summarize(
+    outcomes: Sequence[QuestionOutcome], *, unanswerable: bool, mode: str | None = None
+) -> dict[str, Any]:
     """The benchmark's summary block (see the module docstring for what each figure means)."""
     count = len(outcomes)
     answered = [item for item in outcomes if item.answered]
@@ -270,7 +308,9 @@ def summarize(outcomes: Sequence[QuestionOutcome], *, unanswerable: bool) -> dic
             "tokens_per_target_call": round(tokens / calls, 3) if calls else None,
         },
     }
-    if unanswerable:
+    if mode is not None:
+        summary["mode"] = mode
+    elif unanswerable:
         # Every gold answer belongs to a page that was not ingested: a right answer is impossible.
         summary["mode"] = "unanswerable"
     else:
@@ -320,6 +360,7 @@ __all__ = [
     "bench_settings",
     "build_project",
     "contains_gold",
+    "hold_out_paragraphs",
     "load_squad",
     "normalize_answer",
     "outcome_of",

@@ -2,7 +2,10 @@
 
 Builds a throwaway project from a SQuAD v1.1 file (one Markdown page per article), ingests it,
 and asks the questions through the service ``POST /v1/answers`` calls. Prints a summary table,
-writes the summary and every answer as JSON, and shows progress on stderr.
+writes the summary and every answer as JSON, and shows progress on stderr. --unanswerable asks
+about articles that were not ingested; --held-out ingests every article without its odd-numbered
+paragraphs and asks those paragraphs' questions (on topic, answer absent): there the right outcome
+is an abstention.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from akm.bench.answers import (
     QuestionOutcome,
     bench_settings,
     build_project,
+    hold_out_paragraphs,
     load_squad,
     pick_questions,
     split_articles,
@@ -43,10 +47,17 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--squad", type=Path, required=True, help="SQuAD v1.1 JSON file")
     parser.add_argument("--limit", type=int, default=None, help="ask at most N questions")
     parser.add_argument("--every", type=int, default=1, help="ask every K-th question (default 1)")
-    parser.add_argument(
+    modes = parser.add_mutually_exclusive_group()
+    modes.add_argument(
         "--unanswerable",
         action="store_true",
         help="ingest the first half of the articles and ask questions about the second half",
+    )
+    modes.add_argument(
+        "--held-out",
+        action="store_true",
+        help="ingest every article without its odd-numbered paragraphs and ask those paragraphs' "
+        "questions (on topic, but the answer is not in the documents)",
     )
     parser.add_argument(
         "--target-model",
@@ -103,7 +114,10 @@ def handle(args: argparse.Namespace, settings: Settings) -> int:
         return _fail("--max-new-tokens must be positive")
     try:
         articles = load_squad(args.squad)
-        ingested, asked = split_articles(articles, unanswerable=args.unanswerable)
+        if args.held_out:
+            ingested, asked = hold_out_paragraphs(articles)
+        else:
+            ingested, asked = split_articles(articles, unanswerable=args.unanswerable)
         questions = pick_questions(asked, every=args.every, limit=args.limit)
     except BenchmarkInputError as error:
         return _fail(str(error))
@@ -152,7 +166,7 @@ def handle(args: argparse.Namespace, settings: Settings) -> int:
             outcomes = benchmark.run()
         finally:
             store.close()
-    summary = summarize(outcomes, unanswerable=args.unanswerable)
+    summary = summarize(outcomes, unanswerable=args.unanswerable, mode="held-out" if args.held_out else None)
     summary["model"] = run_settings.target_model
     summary["ingest"] = {"pages": len(ingested), "chunks": report.chunks_written}
     summary["wall_s"] = round(time.perf_counter() - started, 1)
@@ -163,6 +177,7 @@ def handle(args: argparse.Namespace, settings: Settings) -> int:
             "every": args.every,
             "limit": args.limit,
             "unanswerable": args.unanswerable,
+            "held_out": args.held_out,
             "max_new_tokens": args.max_new_tokens,
         },
         "questions": [outcome.to_json() for outcome in outcomes],

@@ -134,3 +134,26 @@ def test_fusion_and_direct_read_rejections_are_logged_under_the_packet(answers: 
     assert all(
         {"lane", "laneRank", "locator"} <= set(item.detail) for item in fusion if item.reason != "denied"
     )
+
+
+def test_a_count_the_documents_do_not_state_is_held(answers: Any) -> None:
+    ask, _ = answers
+    # The railway's page holds its length, its gauge and years, but no count of trains.
+    line = (
+        "The Tidewater Railway is a narrow-gauge line that runs 42 kilometres from Port Ellery to the "
+        "slate quarries at Gwenfor."
+    )
+    result = ask("How many trains a day run on the Tidewater Railway?", FixedGenerator(line))
+    assert result.verdict == "HOLD", result.packet.verification.verdict_reasons
+    assert result.packet.verification.verdict_reasons[0].startswith(NO_ANSWER_REASON)
+
+
+def test_a_count_the_documents_state_passes(answers: Any) -> None:
+    ask, _ = answers
+    sentence = (
+        "The steel was made in Middlesbrough and shipped to the site in pieces, where about 1,400 "
+        "workers riveted it together."
+    )
+    result = ask("How many workers riveted the Kestrel Harbour Bridge together?", FixedGenerator(sentence))
+    assert result.verdict == "PASS", result.packet.verification.verdict_reasons
+    assert "1,400 workers" in result.answer

@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 
 from akm.answer.responsiveness import NO_ANSWER_REASON, ClaimInContext, check_responsiveness
-from akm.answer.selection import answer_type_of, question_focus, select_evidence, stem, without_question
+from akm.answer.selection import (
+    answer_type_of,
+    fills_answer_type,
+    question_focus,
+    select_evidence,
+    stem,
+    without_question,
+)
 from akm.answer.tidy import drop_non_answers, is_non_answer, refers_back
 from akm.support import ReadEvidence
 
@@ -157,6 +164,106 @@ def test_a_sentence_naming_the_place_is_not_its_population() -> None:
     verdict = check_responsiveness(focus, [_claim(intro)], None)
     assert not verdict.responsive, verdict.reason
     assert "answer type not found" in verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "expected"),
+    [
+        # "how many X": a count, not a year nor a measure in another unit.
+        (
+            "How many keepers lived at Skerryvore?",
+            "The light was automated in 1994, and the keepers left.",
+            False,
+        ),
+        (
+            "How many keepers lived at Skerryvore?",
+            "It stands about 19 kilometres south-west of Tiree.",
+            False,
+        ),
+        ("How many keepers lived at Skerryvore?", "Three keepers lived on the rock at a time.", True),
+        ("How many keepers lived at Skerryvore?", "In 1850, 4 keepers lived there.", True),
+        ("How many people does it employ?", "It employs fourteen people and opens at six.", True),
+        ("How many workers riveted the steel?", "About 1,400 workers riveted it together.", True),
+        ("How many workers riveted the steel?", "The steel was riveted in 1930.", False),
+        ("How many times has Polonia won the cup?", "They won the cup twice as well.", True),
+        ("How many treaties mention rights?", "None of the original treaties mention them.", True),
+        ("How many kilometres long is the line?", "The line runs 42 kilometres to the quarries.", True),
+        ("How many trains a day run on the line?", "The line uses a track gauge of 597 millimetres.", False),
+        # "which day": a day, not a year.
+        ("Which day is the bakery closed?", "The bakery opened in 1972 in Hebden Bridge.", False),
+        ("Which day is the bakery closed?", "It opens at six every day except Monday.", True),
+        ("On what day did the bridge open?", "It was opened to traffic on 19 March 1932.", True),
+        ("When did the bakery open?", "The bakery opened in 1972 in Hebden Bridge.", True),
+        # a price: an amount of money, not any number.
+        ("What is the price of the rye loaf?", "Its rye loaf uses a starter kept alive since 1972.", False),
+        ("What is the price of the rye loaf?", "A rye loaf costs £3.50.", True),
+        ("How much does a ticket cost?", "A return ticket is 12 dollars.", True),
+        ("How long is the nucleus?", "The nucleus is roughly 7.6 kilometres long.", True),
+        # "who": a name, not a place after "of", "in", "off the coast of".
+        (
+            "Who designed Skerryvore Lighthouse?",
+            "Skerryvore Lighthouse stands on a reef off the west coast of Scotland, south-west of Tiree.",
+            False,
+        ),
+        (
+            "Who designed Skerryvore Lighthouse?",
+            "It was built under the direction of the engineer Alan Stevenson.",
+            True,
+        ),
+        ("Who opened the bridge?", "The bridge was opened in March 1932 by the mayor, Edith Carrow.", True),
+    ],
+    ids=[
+        "count-not-a-year",
+        "count-not-a-distance",
+        "count-word-before-the-noun",
+        "count-after-a-year",
+        "count-in-words",
+        "count-with-a-thousands-comma",
+        "count-only-a-year",
+        "count-twice",
+        "count-none",
+        "count-of-the-unit-asked",
+        "count-not-millimetres",
+        "day-not-a-year",
+        "day-weekday",
+        "day-of-a-month",
+        "when-takes-a-year",
+        "price-not-a-year",
+        "price-in-pounds",
+        "price-in-dollars",
+        "length-any-number",
+        "who-not-places",
+        "who-a-name",
+        "who-a-name-after-by",
+    ],
+)
+def test_narrow_kinds_of_answer(question: str, text: str, expected: bool) -> None:
+    assert fills_answer_type(text, answer_type_of(question), question) is expected
+
+
+@pytest.mark.parametrize(
+    ("question", "claim", "context"),
+    [
+        (
+            "How many keepers lived at Skerryvore?",
+            "The light was automated in 1994, and the keepers left the rock that year.",
+            "The light was automated in 1994, and the keepers left the rock that year. "
+            "A fire in 1954 had damaged the tower.",
+        ),
+        (
+            "What is the price of the rye loaf?",
+            "The bakery is best known for its rye loaf, which uses a starter kept alive since 1972.",
+            "The bakery is best known for its rye loaf, which uses a starter kept alive since 1972.",
+        ),
+    ],
+    ids=["a-year-is-no-count-of-keepers", "a-year-is-no-price"],
+)
+def test_a_claim_on_the_topic_without_the_asked_kind_is_not_an_answer(
+    question: str, claim: str, context: str
+) -> None:
+    verdict = check_responsiveness(question_focus(question), [_claim(claim, context)], None)
+    assert not verdict.responsive, verdict.reason
+    assert verdict.reason.startswith(NO_ANSWER_REASON) and "answer type not found" in verdict.reason
 
 
 def test_a_claim_that_answers_the_question_is_responsive() -> None:

@@ -12,6 +12,7 @@ import pytest
 from akm.answer import EvidencePrompt, GeneratedAnswer
 from akm.bench.answers import (
     contains_gold,
+    hold_out_paragraphs,
     load_squad,
     normalize_answer,
     page_text,
@@ -96,6 +97,65 @@ def test_project_pages_and_splits(tmp_path: Path) -> None:
     )
 
 
+# One article of three paragraphs: the middle one (paragraph 1) is held out. Its first question's
+# answer stands in paragraph 0 too, so it stays answerable and is not asked; the second's does not.
+HELD_OUT = {
+    "version": "1.1",
+    "data": [
+        {
+            "title": "Skerryvore",
+            "paragraphs": [
+                {
+                    "context": "Skerryvore Lighthouse stands on a reef off Tiree and is 48 metres tall.",
+                    "qas": [
+                        {
+                            "id": "h0",
+                            "question": "How tall is Skerryvore Lighthouse?",
+                            "answers": [{"text": "48 metres", "answer_start": 57}],
+                        }
+                    ],
+                },
+                {
+                    "context": "It stands off Tiree. The light was automated in 1994.",
+                    "qas": [
+                        {
+                            "id": "h1",
+                            "question": "What island is Skerryvore off?",
+                            "answers": [{"text": "Tiree", "answer_start": 14}],
+                        },
+                        {
+                            "id": "h2",
+                            "question": "When was the Skerryvore light automated?",
+                            "answers": [{"text": "1994", "answer_start": 48}],
+                        },
+                    ],
+                },
+                {"context": "Granite for the tower came from the island of Mull.", "qas": []},
+            ],
+        }
+    ],
+}
+
+
+def test_held_out_mode_asks_only_what_the_kept_paragraphs_do_not_answer(tmp_path: Path) -> None:
+    path = tmp_path / "held.json"
+    path.write_text(json.dumps(HELD_OUT), encoding="utf-8")
+    kept, asked = hold_out_paragraphs(load_squad(path))
+    assert kept[0].paragraphs == (
+        "Skerryvore Lighthouse stands on a reef off Tiree and is 48 metres tall.",
+        "Granite for the tower came from the island of Mull.",
+    )
+    assert [q.question_id for q in kept[0].questions] == ["h0"]
+    assert [q.question_id for q in pick_questions(asked)] == ["h2"]
+
+
+def test_held_out_needs_a_second_paragraph(tmp_path: Path) -> None:
+    path = tmp_path / "squad.json"
+    path.write_text(json.dumps(SQUAD), encoding="utf-8")
+    with pytest.raises(BenchmarkInputError, match="at least two paragraphs"):
+        hold_out_paragraphs(load_squad(path))
+
+
 @pytest.mark.parametrize(
     "content",
     [pytest.param("{not json", id="malformed"), pytest.param('{"data": [{"title": "x"}]}', id="not-squad")],
@@ -164,3 +224,26 @@ def test_missing_file_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFix
     )
     assert code == 2
     assert "akm bench answers: cannot read" in capsys.readouterr().err
+
+
+def test_held_out_run_abstains_on_the_topic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "held.json"
+    path.write_text(json.dumps(HELD_OUT), encoding="utf-8")
+    monkeypatch.setenv("AKM_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("AKM_EMBEDDING_MODEL", "hashing")
+    generator: Any = CopiesTheSentences()
+    monkeypatch.setattr(Runtime, "_load_generator", lambda self: generator)
+    out = tmp_path / "held-out.json"
+    assert main(["bench", "answers", "--squad", str(path), "--held-out", "--json", str(out)]) == 0
+    document = json.loads(out.read_text(encoding="utf-8"))
+    summary = document["summary"]
+    # The page still names Skerryvore and its light, but says nothing of when it was automated.
+    assert (summary["questions"], summary["mode"]) == (1, "held-out")
+    assert summary["abstained"] == 1.0, document["questions"][0]["verdict"]
+    assert document["command"]["held_out"] is True
+
+
+def test_held_out_and_unanswerable_are_one_or_the_other(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["bench", "answers", "--squad", "x.json", "--held-out", "--unanswerable", "--json", "o.json"])
+    assert exit_info.value.code == 2
