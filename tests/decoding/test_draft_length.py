@@ -128,7 +128,7 @@ def test_measurement_chooses_a_kernel_per_block_size(target: LlamaForCausalLM) -
         assert kernel in lean.kernel_choices(k + 1)
 
 
-def test_a_float32_curve_chooses_the_one_row_kernel_too_and_decoders_take_it(
+def test_a_float32_curve_chooses_the_one_row_and_prefill_kernels_and_decoders_take_them(
     target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
 ) -> None:
     model = copy.deepcopy(target).to(torch.float32)
@@ -137,22 +137,11 @@ def test_a_float32_curve_chooses_the_one_row_kernel_too_and_decoders_take_it(
     curve = measure_verify_cost(model, 3, repeats=1)
     assert curve.kernels is not None
     assert curve.kernels[0] in lean.kernel_choices(1)
-    decoder = SpeculativeDecoder(model, tokenizer, None, DecodeConfig(max_draft=3, cost_curve=curve))
-    assert decoder.target.lean is not None
-    assert decoder.target.lean.kernels.get(1, "stock") == curve.kernels[0]
-
-
-def test_a_float32_curve_chooses_the_prefill_kernel_and_decoders_take_it(
-    target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
-) -> None:
-    model = copy.deepcopy(target).to(torch.float32)
-    lean = CachedModel(model).lean
-    assert lean is not None
-    curve = measure_verify_cost(model, 3, repeats=1)
     assert curve.prefill_kernel in lean.prefill_choices()
     assert curve.prefill_seconds is not None and curve.prefill_seconds > 0
     decoder = SpeculativeDecoder(model, tokenizer, None, DecodeConfig(max_draft=3, cost_curve=curve))
     assert decoder.target.lean is not None
+    assert decoder.target.lean.kernels.get(1, "stock") == curve.kernels[0]
     assert decoder.target.lean.prefill_kernel == curve.prefill_kernel
     # float64 weights have one prefill kernel only.
     assert measure_verify_cost(target, 1, repeats=1).prefill_kernel == "stock"

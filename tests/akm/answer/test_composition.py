@@ -136,24 +136,39 @@ def test_fusion_and_direct_read_rejections_are_logged_under_the_packet(answers: 
     )
 
 
-def test_a_count_the_documents_do_not_state_is_held(answers: Any) -> None:
-    ask, _ = answers
-    # The railway's page holds its length, its gauge and years, but no count of trains.
-    line = (
-        "The Tidewater Railway is a narrow-gauge line that runs 42 kilometres from Port Ellery to the "
-        "slate quarries at Gwenfor."
-    )
-    result = ask("How many trains a day run on the Tidewater Railway?", FixedGenerator(line))
-    assert result.verdict == "HOLD", result.packet.verification.verdict_reasons
-    assert result.packet.verification.verdict_reasons[0].startswith(NO_ANSWER_REASON)
+# The railway's page holds its length, its gauge and years, but no count of trains; the bridge's page
+# holds the count of its workers.
+RAILWAY_LINE = (
+    "The Tidewater Railway is a narrow-gauge line that runs 42 kilometres from Port Ellery to the "
+    "slate quarries at Gwenfor."
+)
+BRIDGE_WORKERS = (
+    "The steel was made in Middlesbrough and shipped to the site in pieces, where about 1,400 "
+    "workers riveted it together."
+)
 
 
-def test_a_count_the_documents_state_passes(answers: Any) -> None:
+@pytest.mark.parametrize(
+    ("question", "generated", "verdict", "in_answer"),
+    [
+        ("How many trains a day run on the Tidewater Railway?", RAILWAY_LINE, "HOLD", None),
+        (
+            "How many workers riveted the Kestrel Harbour Bridge together?",
+            BRIDGE_WORKERS,
+            "PASS",
+            "1,400 workers",
+        ),
+    ],
+    ids=["a-count-the-page-does-not-state-is-held", "a-count-the-page-states-passes"],
+)
+def test_a_count_question_needs_a_count(
+    answers: Any, question: str, generated: str, verdict: str, in_answer: str | None
+) -> None:
     ask, _ = answers
-    sentence = (
-        "The steel was made in Middlesbrough and shipped to the site in pieces, where about 1,400 "
-        "workers riveted it together."
-    )
-    result = ask("How many workers riveted the Kestrel Harbour Bridge together?", FixedGenerator(sentence))
-    assert result.verdict == "PASS", result.packet.verification.verdict_reasons
-    assert "1,400 workers" in result.answer
+    result = ask(question, FixedGenerator(generated))
+    reasons = result.packet.verification.verdict_reasons
+    assert result.verdict == verdict, reasons
+    if in_answer is None:
+        assert reasons[0].startswith(NO_ANSWER_REASON)
+    else:
+        assert in_answer in result.answer

@@ -205,16 +205,24 @@ def test_a_whole_run_through_the_service(
     assert "[3/3]" in err
 
 
-def test_unanswerable_run_abstains(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _run_bench(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, squad: dict[str, Any], *flags: str
+) -> dict[str, Any]:
+    """A whole `akm bench answers` run over `squad` with the copying generator; its JSON document."""
     path = tmp_path / "squad.json"
-    path.write_text(json.dumps(SQUAD), encoding="utf-8")
+    path.write_text(json.dumps(squad), encoding="utf-8")
     monkeypatch.setenv("AKM_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("AKM_EMBEDDING_MODEL", "hashing")
     generator: Any = CopiesTheSentences()
     monkeypatch.setattr(Runtime, "_load_generator", lambda self: generator)
-    out = tmp_path / "unanswerable.json"
-    assert main(["bench", "answers", "--squad", str(path), "--unanswerable", "--json", str(out)]) == 0
-    summary = json.loads(out.read_text(encoding="utf-8"))["summary"]
+    out = tmp_path / "report.json"
+    assert main(["bench", "answers", "--squad", str(path), *flags, "--json", str(out)]) == 0
+    document: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return document
+
+
+def test_unanswerable_run_abstains(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    summary = _run_bench(tmp_path, monkeypatch, SQUAD, "--unanswerable")["summary"]
     assert (summary["questions"], summary["abstained"], summary["mode"]) == (1, 1.0, "unanswerable")
 
 
@@ -227,15 +235,7 @@ def test_missing_file_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_held_out_run_abstains_on_the_topic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = tmp_path / "held.json"
-    path.write_text(json.dumps(HELD_OUT), encoding="utf-8")
-    monkeypatch.setenv("AKM_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("AKM_EMBEDDING_MODEL", "hashing")
-    generator: Any = CopiesTheSentences()
-    monkeypatch.setattr(Runtime, "_load_generator", lambda self: generator)
-    out = tmp_path / "held-out.json"
-    assert main(["bench", "answers", "--squad", str(path), "--held-out", "--json", str(out)]) == 0
-    document = json.loads(out.read_text(encoding="utf-8"))
+    document = _run_bench(tmp_path, monkeypatch, HELD_OUT, "--held-out")
     summary = document["summary"]
     # The page still names Skerryvore and its light, but says nothing of when it was automated.
     assert (summary["questions"], summary["mode"]) == (1, "held-out")
