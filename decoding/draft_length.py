@@ -105,6 +105,10 @@ _MIN_FIRST_RATIO = 0.4
 _MAX_FIRST_RATIO = 3.0
 _MONOTONE_TOLERANCE = 0.85
 _MEASURE_ATTEMPTS = 3
+# After this many measured rounds, a kernel this many times slower than the fastest for its k is not
+# measured again (the least time over rounds can only fall by what load added to it).
+_PRUNE_AFTER_ROUNDS = 2
+_PRUNE_RATIO = 1.3
 
 
 def curve_problem(curve: VerifyCostCurve) -> str | None:
@@ -212,6 +216,8 @@ def measure_verify_cost(
     block = torch.randint(0, vocab, (max_draft + 1,), generator=generator).tolist()
     best: dict[tuple[int, str], float] = {}
     for round_index in range(repeats + 1):  # round 0 warms up: first calls of a shape pay for allocation
+        if round_index == _PRUNE_AFTER_ROUNDS + 1:
+            choices = _without_slow_kernels(choices, best)
         for k in range(max_draft + 1):
             for kernel in choices[k]:
                 if lean is not None:
@@ -241,6 +247,25 @@ def measure_verify_cost(
         prefill[0] if prefill is not None else None,
         prefill[1] if prefill is not None else None,
     )
+
+
+def _without_slow_kernels(
+    choices: list[tuple[str, ...]], best: dict[tuple[int, str], float]
+) -> list[tuple[str, ...]]:
+    """Each k's kernels without those already `_PRUNE_RATIO` times slower than its fastest: their
+    later rounds would only lengthen the measurement (the stock kernel for a few rows can take 3x the
+    native one), since load adds time and never takes it away."""
+    kept = []
+    for k, options in enumerate(choices):
+        measured = {kernel: best[k, kernel] for kernel in options if (k, kernel) in best}
+        if not measured:
+            kept.append(options)
+            continue
+        fastest = min(measured.values())
+        kept.append(
+            tuple(kernel for kernel in options if measured.get(kernel, 0.0) <= _PRUNE_RATIO * fastest)
+        )
+    return kept
 
 
 def _fastest_prefill(cached: CachedModel, context: list[int], repeats: int) -> tuple[str, float]:

@@ -163,6 +163,27 @@ def test_a_kernel_this_torch_cannot_run_is_left_out(
     assert curve.kernels == ("stock", "stock", "stock", "stock")
 
 
+def test_a_kernel_far_slower_than_the_fastest_is_not_measured_again(
+    target: LlamaForCausalLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mm = torch.mm
+    calls = 0
+
+    def slow(*args: Any, **kwargs: Any) -> torch.Tensor:
+        nonlocal calls
+        calls += 1
+        time.sleep(0.002)
+        return mm(*args, **kwargs)
+
+    monkeypatch.setattr(torch, "mm", slow)  # only the transposed kernel calls it
+    curve = measure_verify_cost(target, 3, repeats=5)
+    assert curve.kernels is not None and "transposed" not in curve.kernels
+    # One product per linear layer (7 a layer, the LM head): warm-up plus two measured rounds for
+    # k = 1..3 (one row has no transposed kernel), then no more.
+    per_forward = 7 * len(target.model.layers) + 1
+    assert calls == 3 * 3 * per_forward
+
+
 def test_the_decoder_verifies_with_the_kernels_its_curve_chose(
     target: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast
 ) -> None:
