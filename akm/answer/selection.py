@@ -33,7 +33,7 @@ from typing import Literal
 import numpy as np
 
 from akm.claims import TextSpan, sentence_spans
-from akm.claims.quantities import mentions_date, quantities
+from akm.claims.quantities import DAY_OF_MONTH, WEEKDAY, mentions_date, quantities
 from akm.embedding import Embedder, EmbeddingModelError
 from akm.support import ReadEvidence
 
@@ -249,13 +249,7 @@ _PLACE_QUESTION = re.compile(
 )
 # Narrower kinds within the date and number types (see `fills_answer_type`).
 _DAY_QUESTION = re.compile(r"\b(?:what|which) days?\b|\bon what day\b", re.IGNORECASE)
-WEEKDAY_OR_DAY = re.compile(
-    r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b|\b(?:daily|every day|each day|weekdays?|weekends?)\b|"
-    r"\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:January|February|March|April|May|June|July|August|September|"
-    r"October|November|December)\b|\b(?:January|February|March|April|May|June|July|August|September|"
-    r"October|November|December)\s+\d{1,2}(?:st|nd|rd|th)?\b",
-    re.IGNORECASE,
-)
+_EVERY_DAY = re.compile(r"\b(?:daily|every day|each day|weekdays?|weekends?)\b", re.IGNORECASE)
 _MONEY_QUESTION = re.compile(
     r"\b(?:price|prices|cost|costs|fee|fees|fare|fares|salary|salaries|wage|wages)\b|\bhow much money\b",
     re.IGNORECASE,
@@ -477,7 +471,7 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
         return True
     if answer_type == "date":
         if _DAY_QUESTION.search(question):
-            return bool(WEEKDAY_OR_DAY.search(text))
+            return bool(WEEKDAY.search(text) or DAY_OF_MONTH.search(text) or _EVERY_DAY.search(text))
         return mentions_date(text) or bool(re.search(r"\b1\d{3}s?\b|\b20\d{2}s?\b|\bcentury\b", text))
     if answer_type == "number":
         if _MONEY_QUESTION.search(question):
