@@ -16,7 +16,7 @@ needs_native = pytest.mark.skipif(
 
 
 @needs_native
-@pytest.mark.parametrize("rows", [1, 2, 3, 4, 5, 7, 8, 9, 13, 17])
+@pytest.mark.parametrize("rows", [1, 2, 3, 4, 5, 7, 8, 9, 13, 17, 64, 65, 130])
 @pytest.mark.parametrize(("inputs", "outputs"), [(576, 49), (32, 16), (13, 5), (1536, 96), (7, 3)])
 def test_products_equal_a_float64_reference_to_float32_rounding(rows: int, inputs: int, outputs: int) -> None:
     kernel = native_kernel()
@@ -36,11 +36,12 @@ def test_each_row_is_the_same_whatever_else_is_in_the_block() -> None:
     kernel = native_kernel()
     assert kernel is not None
     generator = torch.Generator().manual_seed(5)
-    x = torch.randn(11, 64, generator=generator)
+    x = torch.randn(70, 64, generator=generator)
     w = torch.randn(40, 64, generator=generator)
     whole = kernel.linear(x, w)
-    # Rows 8-10 run in a second pass over the weights; each row is its own sum either way.
-    for row in range(11):
+    # Rows 8-15 are a second group over a tile's weights, rows 64-69 a second chunk; each row is its
+    # own sum either way.
+    for row in range(70):
         assert torch.equal(kernel.linear(x[row : row + 1], w)[0], whole[row])
 
 
