@@ -11,6 +11,8 @@ supported claim that is also responsive:
   and whether it fills the question's answer type — a date for "when" (a day for "which day"), a
   count for "how many" (not a bare year nor a measure in another unit), money for a price, a name
   for "who", a place for "where", a cause for "why") reaches ``SCORE_MIN``;
+* it is about what the question names: every number of the question ("Tessel 4.3", "in 1931")
+  stands in the claim or its passage;
 * it adds something: a claim that only restates the question, or talks about "the text", does not;
   nor does one that ends on a demonstrative standing for the very thing asked ("X.25 uses what
   network type?" → "... uses this network type.").
@@ -77,6 +79,9 @@ class _ClaimCheck:
     typed: bool = False
     # The demonstrative phrase that stands where the asked-for thing should ("this network type").
     refers: str | None = None
+    # Numbers the question names that neither the claim nor its passage holds ("Tessel 4.3" asked,
+    # only "Tessel 4.2" written): the claim is about something else.
+    absent_numbers: tuple[str, ...] = ()
 
     @property
     def passes(self) -> bool:
@@ -88,6 +93,7 @@ class _ClaimCheck:
         return (
             self.adds
             and self.refers is None
+            and not self.absent_numbers
             and typed_ok
             and self.focus >= FOCUS_MIN
             and close
@@ -107,6 +113,11 @@ class _ClaimCheck:
             f"answer type {'found' if self.type_found else 'not found'}"
             + ("" if self.adds else ", adds nothing to the question")
             + ("" if self.refers is None else f", answers with a reference back ('{self.refers}')")
+            + (
+                f", the question's {', '.join(self.absent_numbers)} not in its passage"
+                if self.absent_numbers
+                else ""
+            )
         )
 
 
@@ -117,19 +128,22 @@ def check_responsiveness(
     if not supported:
         return Responsiveness(False, None, f"{NO_ANSWER_REASON}: no claim of the answer is supported")
     similarities = question_similarities(embedder, focus.question, [claim.text for claim in supported])
+    numbers = [term for term in focus.weights if any(character.isdigit() for character in term)]
     checks = []
     for claim, similarity in zip(supported, similarities, strict=True):
         claim_terms = set(content_terms(claim.text)) | set(content_terms(claim.heading))
+        with_context = claim_terms | set(content_terms(claim.context))
         checks.append(
             _ClaimCheck(
                 claim=claim,
-                focus=focus.coverage(claim_terms | set(content_terms(claim.context))),
+                focus=focus.coverage(with_context),
                 terms=focus.coverage(claim_terms),
                 similarity=similarity,
                 type_found=fills_answer_type(claim.text, focus.answer_type, focus.question),
                 adds=not is_non_answer(claim.text, focus.question),
                 refers=refers_back(claim.text, focus.question),
                 typed=focus.answer_type != "any",
+                absent_numbers=tuple(term for term in numbers if term not in with_context),
             )
         )
     passing = [check for check in checks if check.passes]

@@ -33,7 +33,7 @@ from typing import Literal
 import numpy as np
 
 from akm.claims import TextSpan, sentence_spans
-from akm.claims.quantities import DAY_OF_MONTH, WEEKDAY, mentions_date, quantities
+from akm.claims.quantities import DAY_OF_MONTH, MONTH, WEEKDAY, mentions_date, quantities
 from akm.embedding import Embedder, EmbeddingModelError
 from akm.support import ReadEvidence
 
@@ -213,7 +213,9 @@ _STOPWORDS = frozenset(
         "made",
     ]
 )
-_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d[\d,.]*")
+# A number keeps its inner separators ("4.2", "12,000") but not a sentence's full stop or comma
+# after it: "in 1931." is the question's "1931".
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d+(?:[.,]\d+)*")
 _SUFFIXES = (
     "ations",
     "ation",
@@ -259,6 +261,26 @@ _MONEY = re.compile(
     r"yen|francs?|marks?|rupees?|shillings?|guineas?|USD|GBP|EUR)\b|\b(?:free of charge|no charge|costs? nothing)\b",
     re.IGNORECASE,
 )
+# "How deep", "what is the height": the answer states that dimension ("38 metres high", "a depth of
+# 40 m"), not any number near the topic (a volume in cubic metres answers no "how deep").
+_DIMENSION_QUESTION = re.compile(
+    r"\bhow (?P<how>deep|high|tall|wide|thick|heavy)\b|"
+    r"\bwhat (?:is|was|are|were) the (?P<what>depth|height|width|thickness|weight)\b",
+    re.IGNORECASE,
+)
+_DIMENSION_WORDS = {
+    "deep": "deep|depth",
+    "depth": "deep|depth",
+    "high": "high|height|tall|rises|rising",
+    "height": "high|height|tall|rises|rising",
+    "tall": "tall|height|high",
+    "wide": "wide|width|across|broad",
+    "width": "wide|width|across|broad",
+    "thick": "thick",
+    "thickness": "thick",
+    "heavy": "heav|weigh",
+    "weight": "heav|weigh",
+}
 _COUNT_QUESTION = re.compile(
     r"\bhow many\s+(?:of\s+the\s+|different\s+|more\s+)?(?P<noun>[A-Za-z][\w'’-]*)", re.IGNORECASE
 )
@@ -362,8 +384,191 @@ _REASON_CUE = re.compile(
     re.IGNORECASE,
 )
 _PLACE_CUE = re.compile(
-    r"\b(?:in|at|near|from|on|across|throughout|under|inside|within|beside|outside)\s+(?:the\s+|a\s+|an\s+)?[\w`~/'’-]+",
+    r"\b(?:in|at|near|from|on|across|throughout|under|inside|within|beside|outside|off|along)\s+"
+    r"(?:the\s+|a\s+|an\s+)?(?P<words>[\w`~/'’-]+(?:[ \t]+[\w`~/'’-]+){0,2})",
     re.IGNORECASE,
+)
+# Where something goes, flows or is sent: "to" and "into" name the place too.
+_MOTION_QUESTION = re.compile(
+    r"^\s*where\b.*\b(?:go|goes|went|gone|flow|flows|flowed|lead|leads|led|run|runs|travel|travels|"
+    r"travelled|traveled|move|moves|moved|sent|taken|carried|head|heads|headed|drain|drains|end up|ends up)\b",
+    re.IGNORECASE,
+)
+_MOTION_CUE = re.compile(
+    r"\b(?:to|into|towards|onto)\s+(?:the\s+|a\s+|an\s+)?(?P<words>[\w`~/'’-]+(?:[ \t]+[\w`~/'’-]+){0,2})",
+    re.IGNORECASE,
+)
+# A word of the three after "in", "at", "from" names a place when it is a name (not a month or a
+# weekday: "from April" is a time) or one of these; "in the drought of 1976", "to swimming" name none.
+_PLACE_NOUNS = frozenset(
+    [
+        "city",
+        "cities",
+        "town",
+        "towns",
+        "village",
+        "villages",
+        "country",
+        "countries",
+        "state",
+        "states",
+        "region",
+        "regions",
+        "coast",
+        "coasts",
+        "sea",
+        "seas",
+        "ocean",
+        "oceans",
+        "river",
+        "rivers",
+        "lake",
+        "lakes",
+        "island",
+        "islands",
+        "mountain",
+        "mountains",
+        "hill",
+        "hills",
+        "valley",
+        "valleys",
+        "north",
+        "south",
+        "east",
+        "west",
+        "north-east",
+        "north-west",
+        "south-east",
+        "south-west",
+        "northern",
+        "southern",
+        "eastern",
+        "western",
+        "central",
+        "centre",
+        "center",
+        "capital",
+        "border",
+        "borders",
+        "area",
+        "areas",
+        "district",
+        "districts",
+        "province",
+        "provinces",
+        "county",
+        "counties",
+        "forest",
+        "forests",
+        "desert",
+        "deserts",
+        "bay",
+        "harbour",
+        "harbor",
+        "port",
+        "airport",
+        "station",
+        "building",
+        "buildings",
+        "room",
+        "rooms",
+        "office",
+        "offices",
+        "works",
+        "park",
+        "street",
+        "streets",
+        "road",
+        "roads",
+        "square",
+        "house",
+        "houses",
+        "church",
+        "castle",
+        "school",
+        "schools",
+        "university",
+        "museum",
+        "hospital",
+        "library",
+        "field",
+        "fields",
+        "countryside",
+        "suburbs",
+        "suburb",
+        "downtown",
+        "abroad",
+        "home",
+        "world",
+        "continent",
+        "kingdom",
+        "empire",
+        "republic",
+        "territory",
+        "territories",
+        "colony",
+        "parish",
+        "borough",
+        "shore",
+        "shores",
+        "beach",
+        "cave",
+        "caves",
+        "estuary",
+        "delta",
+        "plain",
+        "plains",
+        "peninsula",
+        "gulf",
+        "strait",
+        "channel",
+        "canal",
+        "tunnel",
+        "tunnels",
+        "bridge",
+        "market",
+        "palace",
+        "temple",
+        "cathedral",
+        "abbey",
+        "farm",
+        "farms",
+        "mine",
+        "mines",
+        "factory",
+        "plant",
+        "mill",
+        "shop",
+        "camp",
+        "base",
+        "headquarters",
+        "bank",
+        "banks",
+        "garden",
+        "gardens",
+        "basement",
+        "floor",
+        "terrain",
+        "zone",
+        "zones",
+        "hotel",
+        "hotels",
+        "directory",
+        "directories",
+        "folder",
+        "folders",
+        "file",
+        "files",
+        "server",
+        "servers",
+        "database",
+        "disk",
+        "repository",
+        "stdout",
+        "stderr",
+        "terminal",
+        "console",
+    ]
 )
 # A file-system path or URL is where something lives in a technical document.
 _PATH = re.compile(r"(?:^|[\s`(])(?:~?/|\.{1,2}/|[A-Za-z]+://)[\w.~/<>-]+")
@@ -476,6 +681,10 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
     if answer_type == "number":
         if _MONEY_QUESTION.search(question):
             return bool(_MONEY.search(text))
+        dimension = _DIMENSION_QUESTION.search(question)
+        if dimension:
+            words = _DIMENSION_WORDS[(dimension.group("how") or dimension.group("what")).lower()]
+            return bool(_NUMBER_WORD.search(text)) and bool(re.search(rf"\b(?:{words})", text, re.IGNORECASE))
         counted = _COUNT_QUESTION.search(question)
         if counted:
             return _states_count(text, stem(counted.group("noun")))
@@ -490,7 +699,24 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
         )
     if _PATH.search(text):
         return True
-    return any(stem(match.group().split()[-1]) not in asked for match in _PLACE_CUE.finditer(text))
+    cues = [*_PLACE_CUE.finditer(text)]
+    if _MOTION_QUESTION.search(question):
+        cues.extend(_MOTION_CUE.finditer(text))
+    return any(
+        _names_place(word) and stem(word) not in asked
+        for match in cues
+        for word in match.group("words").split()
+    )
+
+
+def _names_place(word: str) -> bool:
+    """Whether a word of the three after a place preposition names a place: a name that is no month
+    nor weekday ("in a series of New York hotels"), or a word for a place ("in mountainous areas",
+    "the west")."""
+    word = word.strip("`'’-")
+    if word[:1].isupper():
+        return not (MONTH.fullmatch(word) or WEEKDAY.fullmatch(word))
+    return word.lower() in _PLACE_NOUNS
 
 
 @dataclass(frozen=True, slots=True)

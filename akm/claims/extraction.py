@@ -66,13 +66,24 @@ _HEADING_MARK = re.compile(r"^\s*#{1,6}\s")
 _STATEMENT_WORD = re.compile(r"[A-Za-z][\w'’-]*|\d[\w.,]*")
 # A lowercase word with a verb's ending: "supports", "opened", "reads".
 _VERB_ENDING = re.compile(r"\b[a-z]{2,}(?:ed|es|s)\b")
+# Irregular past forms, which have no such ending: "She sank in a storm in 1931."
+_IRREGULAR_VERB = re.compile(
+    r"\b(?:sank|sunk|sang|sung|swam|began|begun|became|become|came|went|gone|saw|seen|took|taken|gave|"
+    r"given|made|found|built|won|lost|ran|fell|fallen|rose|risen|grew|grown|knew|known|wrote|written|"
+    r"drove|driven|held|led|met|paid|sold|sent|spent|stood|told|thought|brought|bought|caught|taught|"
+    r"fought|kept|felt|meant|heard|broke|broken|chose|chosen|spoke|spoken|stole|stolen|froze|frozen|"
+    r"drew|drawn|flew|flown|threw|thrown|blew|shook|shaken|got|struck|drank|fled|fed|hid|hidden|said|"
+    r"laid|sat|dug|hung|shot|shone|slid|spun|swung|ate|eaten|forgot|forgotten|rode|ridden|wore|worn|"
+    r"tore|torn|bore|born|borne|lent|bent|dealt|slept|swept|wept|burnt|learnt)\b",
+    re.IGNORECASE,
+)
 
 
 def is_statement(text: str) -> bool:
     """True when ``text`` states something; headings, section titles and bare names do not.
 
-    A statement has at least three words and a verb (an auxiliary such as "is" or "has", or a
-    lowercase word with a verb's ending). A heading marker, a leading section number, or Title
+    A statement has at least three words and a verb (an auxiliary such as "is" or "has", a
+    lowercase word with a verb's ending, or an irregular past form such as "sank"). A heading marker, a leading section number, or Title
     Case words with no closing full stop make a title, not a claim.
     """
     if _HEADING_MARK.match(text):
@@ -87,7 +98,7 @@ def is_statement(text: str) -> bool:
     capitalised = sum(1 for word in words if word[0].isupper())
     if capitalised >= 0.6 * len(words) and not text.rstrip().endswith((".", "!", "?")):
         return False
-    return bool(_AUXILIARY.search(text) or _VERB_ENDING.search(text))
+    return bool(_AUXILIARY.search(text) or _VERB_ENDING.search(text) or _IRREGULAR_VERB.search(text))
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,10 @@ and the claim is supported only when the score reaches ``support_threshold``:
                of the claim is judged on the sentence it was copied from;
 2. quantities  every number, percentage, unit and year of the claim with the same value there
                (same dimension, different amount → contradicted; absent → insufficient;
-               a different dimension, e.g. % vs percentage points → insufficient);
+               a different dimension, e.g. % vs percentage points → insufficient); in a window
+               of two sentences, all its years in one sentence, and no number taken from another clause
+               than the one that states the rest when that clause names another number of the
+               same unit (both else insufficient);
 3. dates       every month the claim names (another month there → contradicted);
 4. polarity    negation (by scope), direction (increase/decrease ...) and antonyms agree
                (a clean mismatch with the rest aligned → contradicted, else insufficient);
@@ -145,6 +148,72 @@ def check_quantities(claim: str, window_text: str) -> QuantityCheck:
                 return QuantityCheck("conflict", f"claim names month {month}, passage names {window_months}")
             return QuantityCheck("missing", f"claim month {month} is not in the passage")
     return QuantityCheck("agree", "")
+
+
+def check_quantity_clauses(claim: str, content: list[Word], passage: str, span: TextSpan) -> QuantityCheck:
+    """A claim's number must not come from another clause than what it says of it.
+
+    "It needs Python 3.11 or newer; Python 3.10 is no longer supported." holds every word and the
+    number of "Python 3.11 is no longer supported", but the clause that says "no longer supported"
+    names 3.10. So when the clause holding most of the claim's other content words states a number
+    of the same unit that the claim does not, and not the claim's own, the claim is not supported.
+    """
+    claimed = quantities(claim)
+    if not claimed:
+        return QuantityCheck("agree", "")
+    clauses = clause_bounds(passage, span.start, span.end)
+    if len(clauses) < 2:
+        return QuantityCheck("agree", "")
+    inside = [(quantity.start, quantity.end) for quantity in claimed]
+    plain = [word for word in content if not any(start <= word.start < end for start, end in inside)]
+    if not plain:
+        return QuantityCheck("agree", "")
+
+    def held(clause: TextSpan) -> int:
+        forms = form_set(words(passage, clause.start, clause.end))
+        return sum(1 for word in plain if word_found(word, forms))
+
+    main = max(clauses, key=held)
+    stated = quantities(main.slice(passage))
+    for quantity in claimed:
+        if _claim_quantity_found(quantity, stated):
+            continue
+        rivals = [
+            other
+            for other in stated
+            if other.unit == quantity.unit
+            and not any(_claim_quantity_found(other, [mine]) for mine in claimed)
+        ]
+        if rivals:
+            said = main.slice(passage)
+            rival = said[rivals[0].start : rivals[0].end]
+            return QuantityCheck(
+                "missing",
+                f"claim says {claim[quantity.start : quantity.end]!r} where the passage's clause says {rival!r}",
+            )
+    return QuantityCheck("agree", "")
+
+
+def check_quantities_together(claim: str, window_text: str) -> QuantityCheck:
+    """A claim's years must stand in one sentence of a joined window.
+
+    A window of two sentences may state a claim whose words run across both ("Tessel 4.2 needs
+    Python 3.11" from "Tessel 4.2 was released ... It needs Python 3.11"), but a claim that takes one
+    year from each ("The Marigold in 1931 was sold ... in 1923" from "The Marigold was sold ... in
+    1923 ... She sank ... in 1931.") dates an event by another one.
+    """
+    claimed = [quantity for quantity in quantities(claim) if quantity.unit == "year-date"]
+    if len(claimed) < 2:
+        return QuantityCheck("agree", "")
+    spans = sentence_spans(window_text)
+    if len(spans) < 2:
+        return QuantityCheck("agree", "")
+    for span in spans:
+        stated = quantities(span.slice(window_text))
+        if all(_claim_quantity_found(quantity, stated) for quantity in claimed):
+            return QuantityCheck("agree", "")
+    named = ", ".join(repr(claim[quantity.start : quantity.end]) for quantity in claimed)
+    return QuantityCheck("missing", f"claim years {named} are stated in different sentences of the passage")
 
 
 @dataclass(frozen=True)
@@ -307,6 +376,10 @@ class LexicalClaimVerifier:
         # An aim or a question ("to test whether X reduces Y") can neither support nor refute.
         can_contradict = not non_assertive(window_text)
         quantity = check_quantities(claim, window_text)
+        if quantity.outcome == "agree" and alignment.sentences > 1 and not literal:
+            quantity = check_quantities_together(claim, window_text)
+        if quantity.outcome == "agree" and not literal:
+            quantity = check_quantity_clauses(claim, content, passage, read)
         record("quantity", quantity.detail if quantity.outcome != "agree" else None)
         polarity, polar_terms, clean = self._polarity_mismatch(claim, claim_words, passage, window_words)
         record("polarity", polarity or None)

@@ -10,6 +10,7 @@ import pytest
 from akm.answer.responsiveness import NO_ANSWER_REASON, ClaimInContext, check_responsiveness
 from akm.answer.selection import (
     answer_type_of,
+    content_terms,
     fills_answer_type,
     question_focus,
     select_evidence,
@@ -213,6 +214,38 @@ def test_a_sentence_naming_the_place_is_not_its_population() -> None:
             True,
         ),
         ("Who opened the bridge?", "The bridge was opened in March 1932 by the mayor, Edith Carrow.", True),
+        # "how deep", "how high": that dimension, not any number near the topic.
+        (
+            "How deep is the water at Harlow Reservoir?",
+            "The reservoir holds about 12 million cubic metres of water when full.",
+            False,
+        ),
+        ("How deep is the water at Harlow Reservoir?", "The lake is 40 metres deep in the middle.", True),
+        ("How high is the dam?", "The dam is 38 metres high and 410 metres long.", True),
+        ("What is the height of the tower?", "The tower rises 120 metres above the harbour.", True),
+        # "where": a name or a word for a place after the preposition, not any word.
+        (
+            "Where does the water from Harlow Reservoir go?",
+            "In the drought of 1976 the level fell to a fifth of capacity.",
+            False,
+        ),
+        (
+            "Where does the water from Harlow Reservoir go?",
+            "The reservoir is closed to swimming; sailing is allowed from April to October.",
+            False,
+        ),
+        (
+            "Where does the water from Harlow Reservoir go?",
+            "Water leaves through two tunnels to the Fenwick treatment works.",
+            True,
+        ),
+        (
+            "Where was the Marigold launched?",
+            "The Marigold was a schooner launched at Brixham in 1889.",
+            True,
+        ),
+        ("Where did the Normans settle?", "They settled in the west of France.", True),
+        ("Where is the bakery?", "The bakery opened in 1972, at first with two ovens.", False),
     ],
     ids=[
         "count-not-a-year",
@@ -239,6 +272,16 @@ def test_a_sentence_naming_the_place_is_not_its_population() -> None:
         "who-not-places",
         "who-a-name",
         "who-a-name-after-by",
+        "deep-not-a-volume",
+        "deep-a-depth",
+        "high-a-height",
+        "height-rises",
+        "where-not-in-the-drought",
+        "where-not-a-month-nor-an-activity",
+        "where-to-for-where-it-goes",
+        "where-a-name",
+        "where-a-word-for-a-place",
+        "where-not-a-year",
     ],
 )
 def test_narrow_kinds_of_answer(question: str, text: str, expected: bool) -> None:
@@ -374,3 +417,23 @@ def test_re_verification_carries_the_responsiveness_forward() -> None:
 )
 def test_plurals_meet_their_singulars(plural: str, singular: str) -> None:
     assert stem(plural) == stem(singular)
+
+
+def test_a_number_at_the_end_of_a_sentence_meets_the_question_s() -> None:
+    terms = content_terms("She sank in a storm in 1931. In 1976, 12,000 people came; Tessel 4.2 was out.")
+    assert {"1931", "1976", "12,000", "4.2"} <= set(terms)
+    assert not [term for term in terms if term.endswith((".", ","))]
+    assert question_focus("What happened in 1931?").coverage(set(terms)) > 0
+
+
+def test_a_claim_without_a_number_the_question_names_is_not_responsive() -> None:
+    question = "Which Python version does Tessel 4.3 need?"
+    passage = "Tessel 4.2 was released in March. It needs Python 3.11 or newer."
+    claim = ClaimInContext(claim_id="claim-1", text="Tessel 4.2 needs Python 3.11 or newer.", context=passage)
+    verdict = check_responsiveness(question_focus(question), [claim], None)
+    assert not verdict.responsive
+    assert "the question's 4.3 not in its passage" in verdict.reason
+    asked_right = check_responsiveness(
+        question_focus("Which Python version does Tessel 4.2 need?"), [claim], None
+    )
+    assert asked_right.responsive, asked_right.reason

@@ -227,3 +227,15 @@ def test_a_statement_beside_a_title_is_still_a_claim() -> None:
         "EvidencePacket contract\n\nThe packet holds every row it was built from [E1].", ()
     )
     assert [claim.text for claim in claims] == ["The packet holds every row it was built from."]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "She sank in a storm in the North Sea in 1931.",
+        "The crew fled to the boats.",
+        "Ellery built it in 1889.",
+    ],
+)
+def test_a_sentence_with_an_irregular_past_is_a_claim(sentence: str) -> None:
+    assert [claim.text for claim in extract_claims(sentence, important_classes=())] == [sentence]

@@ -278,3 +278,42 @@ def test_any_text_gets_a_label_and_a_span_inside_the_passage(claim: str, passage
     if judgement.span is not None:
         start, end = judgement.span
         assert 0 <= start <= end <= len(passage)
+
+
+RELEASE = "Tessel 4.2 was released on 14 March 2026. It needs Python 3.11 or newer; Python 3.10 is no longer supported."
+SHIP = "The Marigold was sold to a Norwegian owner in 1923 and renamed Solveig. She sank in a storm in the North Sea in 1931."
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "label"),
+    [
+        # The number is in the sentence, but the clause that says "no longer supported" names 3.10.
+        ("Python 3.11 is no longer supported.", RELEASE, "insufficient"),
+        ("Python 3.10 is no longer supported.", RELEASE, "supported"),
+        # Words across two sentences, one number from each: the subject and what it needs.
+        ("Tessel 4.2 needs Python 3.11 or newer.", RELEASE, "supported"),
+        # A year from each sentence dates the sale by the sinking.
+        ("The Marigold in 1931 was sold to a Norwegian owner in 1923.", SHIP, "contradicted"),
+        ("The Marigold was sold to a Norwegian owner in 1923.", SHIP, "supported"),
+        ("She sank in a storm in the North Sea in 1931.", SHIP, "supported"),
+    ],
+    ids=[
+        "number-from-another-clause",
+        "number-of-its-clause",
+        "numbers-of-two-sentences",
+        "years-of-two-sentences",
+        "sale-year",
+        "sinking-year",
+    ],
+)
+def test_a_claim_s_numbers_come_from_what_it_states(claim: str, passage: str, label: SupportLabel) -> None:
+    judgement = LexicalClaimVerifier().verify(claim, passage)
+    assert judgement.label == label, judgement.note
+
+
+def test_years_from_two_sentences_are_not_one_window_s_support() -> None:
+    from akm.verify.lexical import check_quantities_together
+
+    claim = "The Marigold in 1931 was sold to a Norwegian owner in 1923."
+    assert check_quantities_together(claim, SHIP).outcome == "missing"
+    assert check_quantities_together("The Marigold was sold in 1923.", SHIP).outcome == "agree"
