@@ -216,6 +216,10 @@ _STOPWORDS = frozenset(
 # A number keeps its inner separators ("4.2", "12,000") but not a sentence's full stop or comma
 # after it: "in 1931." is the question's "1931".
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d+(?:[.,]\d+)*")
+# Content terms split compounds into their parts: "restore-admin" holds "admin", which a question
+# about restores lacks (cut at seven letters, the whole compound read as "restore"), and
+# "Cretaceous-Paleogene" meets "Cretaceous–Paleogene" written with a dash.
+_TERM = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+(?:[.,]\d+)*")
 _SUFFIXES = (
     "ations",
     "ation",
@@ -250,6 +254,16 @@ _PLACE_QUESTION = re.compile(
     re.IGNORECASE,
 )
 # Narrower kinds within the date and number types (see `fills_answer_type`).
+# A present-tense "when" asks about something that recurs: "When does the job run?" (not "When did
+# the bakery open?", which asks for a date).
+_WHEN_QUESTION = re.compile(r"^\s*when\s+(?:does|do|is|are|will|can|should|must)\b", re.IGNORECASE)
+_TIME_OR_FREQUENCY = re.compile(
+    r"\b\d{1,2}:\d{2}\b|\b\d{1,2}\s?(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midnight|dawn|dusk)\b|"
+    r"\b(?:every|each)\s+(?:other\s+)?(?:\d+\s+)?(?:night|day|morning|evening|afternoon|week|month|year|hour|minute|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)s?\b|"
+    r"\b(?:daily|nightly|weekly|monthly|yearly|annually|hourly)\b",
+    re.IGNORECASE,
+)
 _DAY_QUESTION = re.compile(r"\b(?:what|which) days?\b|\bon what day\b", re.IGNORECASE)
 _EVERY_DAY = re.compile(r"\b(?:daily|every day|each day|weekdays?|weekends?)\b", re.IGNORECASE)
 _MONEY_QUESTION = re.compile(
@@ -391,7 +405,8 @@ _PLACE_CUE = re.compile(
 # Where something goes, flows or is sent: "to" and "into" name the place too.
 _MOTION_QUESTION = re.compile(
     r"^\s*where\b.*\b(?:go|goes|went|gone|flow|flows|flowed|lead|leads|led|run|runs|travel|travels|"
-    r"travelled|traveled|move|moves|moved|sent|taken|carried|head|heads|headed|drain|drains|end up|ends up)\b",
+    r"travelled|traveled|move|moves|moved|sent|taken|carried|head|heads|headed|drain|drains|end up|ends up|"
+    r"reported|posted|written|logged|delivered|published|uploaded|copied|forwarded)\b",
     re.IGNORECASE,
 )
 _MOTION_CUE = re.compile(
@@ -605,7 +620,7 @@ def stem(word: str) -> str:
 
 def content_terms(text: str) -> list[str]:
     """Stems of the content words of ``text`` (function words and question words left out)."""
-    return [stem(word) for word in _WORD.findall(text) if word.lower() not in _STOPWORDS]
+    return [stem(word) for word in _TERM.findall(text) if word.lower() not in _STOPWORDS]
 
 
 @dataclass(frozen=True, slots=True)
@@ -636,7 +651,7 @@ def question_focus(question: str) -> QuestionFocus:
     tells one topic from another, while short common words match almost any passage.
     """
     weights: dict[str, float] = {}
-    words = _WORD.findall(question)
+    words = _TERM.findall(question)
     for index, word in enumerate(words):
         if word.lower() in _STOPWORDS:
             continue
@@ -677,7 +692,10 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
     if answer_type == "date":
         if _DAY_QUESTION.search(question):
             return bool(WEEKDAY.search(text) or DAY_OF_MONTH.search(text) or _EVERY_DAY.search(text))
-        return mentions_date(text) or bool(re.search(r"\b1\d{3}s?\b|\b20\d{2}s?\b|\bcentury\b", text))
+        if mentions_date(text) or re.search(r"\b1\d{3}s?\b|\b20\d{2}s?\b|\bcentury\b", text):
+            return True
+        # "When does the job run?": a time of day or how often answers it, not a "which year".
+        return bool(_WHEN_QUESTION.search(question) and _TIME_OR_FREQUENCY.search(text))
     if answer_type == "number":
         if _MONEY_QUESTION.search(question):
             return bool(_MONEY.search(text))

@@ -246,6 +246,10 @@ def test_a_sentence_naming_the_place_is_not_its_population() -> None:
         ),
         ("Where did the Normans settle?", "They settled in the west of France.", True),
         ("Where is the bakery?", "The bakery opened in 1972, at first with two ovens.", False),
+        ("Where are failures reported?", "Failures are sent to the on-call channel and by e-mail.", True),
+        # a present-tense "when": a time of day or how often; a past one still needs a date.
+        ("When does the backup job run?", "The backup job runs every night at 02:30 UTC.", True),
+        ("When did the bakery open?", "It opens at six every day.", False),
     ],
     ids=[
         "count-not-a-year",
@@ -282,6 +286,9 @@ def test_a_sentence_naming_the_place_is_not_its_population() -> None:
         "where-a-name",
         "where-a-word-for-a-place",
         "where-not-a-year",
+        "where-reported-to",
+        "when-does-a-time",
+        "when-did-not-a-frequency",
     ],
 )
 def test_narrow_kinds_of_answer(question: str, text: str, expected: bool) -> None:
@@ -437,3 +444,9 @@ def test_a_claim_without_a_number_the_question_names_is_not_responsive() -> None
         question_focus("Which Python version does Tessel 4.2 need?"), [claim], None
     )
     assert asked_right.responsive, asked_right.reason
+
+
+def test_a_compound_is_not_a_word_it_starts_with() -> None:
+    assert "admin" in content_terms("the `restore-admin` role")
+    assert not is_non_answer("Restores need the `restore-admin` role.", "Which role do restores need?")
+    assert is_non_answer("Restores need a role.", "Which role do restores need?")
