@@ -97,6 +97,9 @@ class DecodeConfig:
     # Keep the target's cache between requests and prefill only what a new prompt does not share
     # with it (the chat template and system prompt every answer opens with).
     prefix_reuse: bool = True
+    # Correct the cost curve by the verify times observed while decoding (`ObservedCost`). Off, draft
+    # lengths and trees follow the given curve alone: the same choices on any machine and load.
+    observe_cost: bool = True
 
     def __post_init__(self) -> None:
         if self.history_tokens < 0:
@@ -264,6 +267,8 @@ class SpeculativeDecoder:
     def choice_curve(self) -> VerifyCostCurve:
         """The cost curve draft lengths are chosen by: the measured one, corrected by the verify times
         observed while decoding (`ObservedCost`)."""
+        if not self.config.observe_cost:
+            return self.cost_curve
         return self.observed_cost.calibrated(self.cost_curve)
 
     def generate(

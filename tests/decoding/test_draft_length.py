@@ -488,3 +488,12 @@ def test_the_decoder_learns_its_verify_times_while_decoding(
     )
     fixed.generate([0, 2, 3, 4, 2, 3, 4, 2, 3], 8)
     assert fixed.observed_cost.seen == {}
+    # Told not to, it keeps to the given curve whatever it observes.
+    steady = SpeculativeDecoder(
+        target,
+        tokenizer,
+        PromptLookupDrafter(),
+        DecodeConfig(max_draft=4, cost_curve=curve, observe_cost=False),
+    )
+    steady.generate([0, 2, 3, 4, 2, 3, 4, 2, 3], 16)
+    assert steady.choice_curve is curve

@@ -137,7 +137,8 @@ class BranchingDrafter(ContextDrafter):
 
 @pytest.fixture(scope="module")
 def flat_config() -> DecodeConfig:
-    return DecodeConfig(max_draft=9, cost_curve=VerifyCostCurve.flat(9))
+    # Choices by the flat curve alone, not by verify times observed on a loaded machine.
+    return DecodeConfig(max_draft=9, cost_curve=VerifyCostCurve.flat(9), observe_cost=False)
 
 
 def test_a_right_branch_is_accepted_and_output_stays_plain_greedy(
@@ -157,7 +158,7 @@ def test_a_right_branch_is_accepted_and_output_stays_plain_greedy(
         target,
         tokenizer,
         drafter,
-        DecodeConfig(max_draft=9, cost_curve=flat_config.cost_curve, draft_tree=False),
+        DecodeConfig(max_draft=9, cost_curve=flat_config.cost_curve, draft_tree=False, observe_cost=False),
     ).generate(prompt, 40)
     assert chains.token_ids == plain.token_ids and chains.stats.tree_steps == 0
     assert chains.stats.target_calls == plain.stats.target_calls
@@ -175,7 +176,7 @@ def test_trees_need_spare_rows_by_the_cost_curve(
         target,
         tokenizer,
         BranchingDrafter(prompt + plain.token_ids),
-        DecodeConfig(max_draft=9, cost_curve=steep),
+        DecodeConfig(max_draft=9, cost_curve=steep, observe_cost=False),
     ).generate(prompt, 20)
     assert result.token_ids == plain.token_ids and result.stats.tree_steps == 0
 
