@@ -216,10 +216,10 @@ _STOPWORDS = frozenset(
 # A number keeps its inner separators ("4.2", "12,000") but not a sentence's full stop or comma
 # after it: "in 1931." is the question's "1931".
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d+(?:[.,]\d+)*")
-# Content terms split compounds into their parts: "restore-admin" holds "admin", which a question
-# about restores lacks (cut at seven letters, the whole compound read as "restore"), and
-# "Cretaceous-Paleogene" meets "Cretaceous–Paleogene" written with a dash.
-_TERM = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+(?:[.,]\d+)*")
+# A compound's parts count as content terms besides the compound itself: "restore-admin" holds
+# "admin", which a question about restores lacks (cut at seven letters, the whole compound reads as
+# "restore"), and "Cretaceous-Paleogene" meets "Cretaceous–Paleogene" written with a dash.
+_PART = re.compile(r"[A-Za-z][A-Za-z'’]*")
 _SUFFIXES = (
     "ations",
     "ation",
@@ -249,6 +249,18 @@ _NUMBER_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _PERSON_QUESTION = re.compile(r"^\s*(?:who|whom|whose)\b|\bwho\s+(?:was|is|were|did)\b", re.IGNORECASE)
+# "Who may ...", "who can ...": asks who is allowed, which a role or a group answers.
+_PERMISSION_QUESTION = re.compile(
+    r"^\s*who\s+(?:may|can|could|must|should|is allowed|are allowed|is permitted|are permitted|"
+    r"has access|have access|approves|approve|signs off)\b",
+    re.IGNORECASE,
+)
+_GROUP_WORD = re.compile(
+    r"\b(?:group|groups|team|teams|role|roles|members|admins?|administrators?|owners?|maintainers?|"
+    r"engineers?|staff|employees|users|anyone|everyone|everybody|nobody|managers?|committee|board|"
+    r"officers?|holders?|operators?|developers?|reviewers?)\b",
+    re.IGNORECASE,
+)
 _PLACE_QUESTION = re.compile(
     r"^\s*where\b|\b(?:what|which) (?:city|country|state|place|region|town|county|continent|location|area|nation|island|river)\b",
     re.IGNORECASE,
@@ -372,24 +384,62 @@ _MEASURE_UNITS = frozenset(
         "years",
         "decades",
         "centuries",
+        "square",
+        "sq",
+        "cubic",
+        "euro",
+        "euros",
+        "dollar",
+        "dollars",
+        "cent",
+        "cents",
+        "pence",
+        "yen",
+        "franc",
+        "francs",
+        "rupees",
     }
 )
 
 
 def _states_count(text: str, noun: str) -> bool:
     """Whether ``text`` states a count of ``noun`` (a stem): a number that is not a bare year nor a
-    measure in some other unit. A number right before the noun counts whatever it looks like."""
+    measure in some other unit, nor an amount of money. A number right before the noun counts
+    whatever it looks like. A text that speaks of the noun one at a time ("a member may hold at most
+    one plot") counts something per noun, not the noun, unless a number stands right before it."""
+    candidates = []
     for match in _COUNT_CANDIDATE.finditer(text):
-        number = match.group("number")
         words = re.findall(r"[A-Za-z][\w'’-]*", match.group("after"))
         if noun in (stem(word) for word in words):
             return True
+        candidates.append((match, words))
+    if any(stem(word) == noun for word in _SINGLE_ONE.findall(text)):
+        return False
+    # A text that never names the noun counts it only with a number that counts nothing else:
+    # "42 raised beds" counts beds, not members.
+    names_noun = noun in (stem(word) for word in _WORD.findall(text))
+    for match, words in candidates:
+        if not names_noun and any(_PLURAL.fullmatch(word) and word not in _FRACTIONS for word in words[:2]):
+            continue
+        number = match.group("number")
         if re.fullmatch(r"1\d{3}|20\d{2}", number):
             continue  # a year: "in 1994" counts nothing
         if number.lower() == "no" or (words and words[0].lower() in _MEASURE_UNITS):
             continue
+        if _CURRENCY_BEFORE.search(text, 0, match.start()):
+            continue  # "€35": an amount of money counts nothing
         return True
     return False
+
+
+# "a member", "each plot", "per household": the noun one at a time (the word after the article).
+_SINGLE_ONE = re.compile(r"\b(?:a|an|each|every|per)\s+([A-Za-z][\w'’-]*)", re.IGNORECASE)
+_PLURAL = re.compile(r"[a-z][a-z'’-]+[^su'’]s|people|children|[a-z]*men")
+# "two-thirds of its population": a share of what was asked, not a count of something else.
+_FRACTIONS = frozenset(
+    {"halves", "thirds", "quarters", "fifths", "tenths", "hundreds", "thousands", "millions"}
+)
+_CURRENCY_BEFORE = re.compile(r"[$£€¥₹]\s?$")
 
 
 _REASON_QUESTION = re.compile(r"^\s*why\b|\bwhat (?:caused|causes|led to|is the reason)\b", re.IGNORECASE)
@@ -620,7 +670,13 @@ def stem(word: str) -> str:
 
 def content_terms(text: str) -> list[str]:
     """Stems of the content words of ``text`` (function words and question words left out)."""
-    return [stem(word) for word in _TERM.findall(text) if word.lower() not in _STOPWORDS]
+    terms: list[str] = []
+    for word in _WORD.findall(text):
+        if word.lower() not in _STOPWORDS:
+            terms.append(stem(word))
+        if "-" in word.strip("-"):
+            terms.extend(stem(part) for part in _PART.findall(word) if part.lower() not in _STOPWORDS)
+    return terms
 
 
 @dataclass(frozen=True, slots=True)
@@ -644,6 +700,9 @@ class QuestionFocus:
         return [term for term in self.weights if term not in terms]
 
 
+_DURATION_QUESTION = re.compile(r"\bhow long\b", re.IGNORECASE)
+
+
 def question_focus(question: str) -> QuestionFocus:
     """The question's content terms with weights, and its answer type.
 
@@ -651,10 +710,16 @@ def question_focus(question: str) -> QuestionFocus:
     tells one topic from another, while short common words match almost any passage.
     """
     weights: dict[str, float] = {}
-    words = _TERM.findall(question)
+    words = _WORD.findall(question)
+    duration = bool(_DURATION_QUESTION.search(question))
     for index, word in enumerate(words):
         if word.lower() in _STOPWORDS:
             continue
+        if duration and (
+            (word.lower() == "long" and index > 0 and words[index - 1].lower() == "how")
+            or word.lower() in {"take", "takes", "took", "last", "lasts", "lasted"}
+        ):
+            continue  # "how long does a rollback take?": the question's phrase, not its topic
         weight = 1.0
         if (index > 0 and word[:1].isupper()) or _NUMBER.search(word):
             weight = 2.0
@@ -711,6 +776,11 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
         return bool(_REASON_CUE.search(text))
     asked = {stem(word) for word in _WORD.findall(question)}
     if answer_type == "person":
+        if _PERMISSION_QUESTION.search(question):
+            # "Who may start a deploy?": a role or a group answers, not only a name.
+            groups = {stem(match.group()) for match in _GROUP_WORD.finditer(text)}
+            if groups - asked:
+                return True
         return any(
             stem(match.group()) not in asked and not _PLACE_BEFORE.search(text, 0, match.start())
             for match in _CAPITALISED.finditer(text)

@@ -16,6 +16,9 @@ _HEADING_LINE = re.compile(r"^[ \t]*(?:\[E\d+\][ \t]*)?#{1,6}[ \t].*$", re.MULTI
 # The prompt's own labels, which a small model sometimes repeats before answering.
 _QUESTION_ECHO = re.compile(r"^Question\s*:", re.IGNORECASE)
 _ANSWER_LABEL = re.compile(r"^Answer\s*:\s*", re.IGNORECASE)
+# A title-case label before a sentence ("Production Deploy: Only members ..."): a heading the
+# model made up or echoed, not part of the claim.
+_TITLE_LABEL = re.compile(r"^[A-Z][\w'’-]*(?:[ \t]+[A-Z][\w'’-]*){0,3}[ \t]*:[ \t]+(?=[A-Z`\"“])")
 _LEAD_IN = re.compile(r":\s*$")
 _FINISHED = re.compile(r"[.!?][\"'”’)\]]*(?:\s*\[[^\]]*\])*\s*$")
 # Talk about the prompt instead of the subject: "the evidence provided...", "according to the text".
@@ -26,8 +29,8 @@ _META_TALK = re.compile(
 
 
 def tidy_answer(text: str, *, complete: bool = True) -> str:
-    """The answer as presented and checked: heading lines echoed from the evidence and an echoed
-    question dropped, each repeated sentence kept once, a lead-in left with nothing after it ("The
+    """The answer as presented and checked: heading lines echoed from the evidence, title-case labels
+    before a sentence ("Production Deploy: ...") and an echoed question dropped, each repeated sentence kept once, a lead-in left with nothing after it ("The
     answer is:") dropped, and, when generation was cut off, the unfinished last sentence dropped.
     """
     body = _HEADING_LINE.sub("", text)
@@ -38,6 +41,7 @@ def tidy_answer(text: str, *, complete: bool = True) -> str:
         sentence = _ANSWER_LABEL.sub("", span.slice(body).strip())
         if _QUESTION_ECHO.match(sentence):
             continue
+        sentence = _TITLE_LABEL.sub("", sentence)
         key = " ".join(strip_citations(sentence).lower().split())
         if not key or key in seen:
             continue

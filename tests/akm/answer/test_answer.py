@@ -272,6 +272,18 @@ def test_real_model_answer_is_grounded_and_an_invented_claim_is_not(
         pytest.param(
             "The cap is two. [E1]", False, "The cap is two. [E1]", id="citation-after-period-is-finished"
         ),
+        pytest.param(
+            "Produced Deploy: Only members of the group may deploy. Rows: The cap is two.",
+            True,
+            "Only members of the group may deploy. The cap is two.",
+            id="title-case-labels-dropped",
+        ),
+        pytest.param(
+            "Wrenfield: a deploy tool. The cap: two rows.",
+            True,
+            "Wrenfield: a deploy tool. The cap: two rows.",
+            id="label-before-lower-case-kept",
+        ),
     ],
 )
 def test_tidy_answer(text: str, complete: bool, expected: str) -> None:

@@ -250,6 +250,16 @@ def test_a_sentence_naming_the_place_is_not_its_population() -> None:
         # a present-tense "when": a time of day or how often; a past one still needs a date.
         ("When does the backup job run?", "The backup job runs every night at 02:30 UTC.", True),
         ("When did the bakery open?", "It opens at six every day.", False),
+        # a count of members, not of what each member may hold, nor an amount of money.
+        (
+            "How many members does the garden have?",
+            "A member may hold at most one plot; families with children under twelve may ask for a second bed.",
+            False,
+        ),
+        ("How many members does the garden have?", "The fee of 35 euros is paid by members.", False),
+        ("How many members does the garden have?", "The fee is €35 a year.", False),
+        ("How many members does the garden have?", "The garden has 120 members.", True),
+        ("How many plots may a member hold?", "A member may hold at most one plot.", True),
     ],
     ids=[
         "count-not-a-year",
@@ -289,6 +299,11 @@ def test_a_sentence_naming_the_place_is_not_its_population() -> None:
         "where-reported-to",
         "when-does-a-time",
         "when-did-not-a-frequency",
+        "count-not-per-member",
+        "count-not-euros",
+        "count-not-a-currency-sign",
+        "count-of-members",
+        "count-per-member-asked",
     ],
 )
 def test_narrow_kinds_of_answer(question: str, text: str, expected: bool) -> None:
@@ -450,3 +465,15 @@ def test_a_compound_is_not_a_word_it_starts_with() -> None:
     assert "admin" in content_terms("the `restore-admin` role")
     assert not is_non_answer("Restores need the `restore-admin` role.", "Which role do restores need?")
     assert is_non_answer("Restores need a role.", "Which role do restores need?")
+
+
+def test_how_long_is_the_question_s_phrase_not_its_topic() -> None:
+    assert question_focus("How long does a rollback take?").weights == {"rollbac": 1.5}
+    assert "war" in question_focus("How long did the war last?").weights
+    assert "long" in question_focus("Which river is long and wide?").weights
+    claim = _claim(
+        "A rollback switches traffic back to the old colour within 90 seconds.",
+        "A rollback switches traffic back to the old colour within 90 seconds.",
+    )
+    verdict = check_responsiveness(question_focus("How long does a rollback take?"), [claim], None)
+    assert verdict.responsive, verdict.reason
