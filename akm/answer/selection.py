@@ -294,6 +294,19 @@ _DIMENSION_QUESTION = re.compile(
     r"\bwhat (?:is|was|are|were) the (?P<what>depth|height|width|thickness|weight)\b",
     re.IGNORECASE,
 )
+# "How fast", "what is the speed": the answer states a rate ("400 MB per second", "30 km/h", "12
+# knots"), not any number near the topic (a memory limit in MB answers no "how fast").
+_RATE_QUESTION = re.compile(
+    r"\bhow (?:fast|quickly)\b|\b(?:what|which) (?:is |was |are |were )?the (?:speed|rate)\b|"
+    r"\bat what (?:speed|rate)\b",
+    re.IGNORECASE,
+)
+_RATE = re.compile(
+    r"\bper\s+[A-Za-z]+|\ban?\s+(?:second|minute|hour|day|week|month|year)\b|"
+    r"[A-Za-z]/(?:s|sec|min|h|hr|day)\b|\b(?:mph|kph|knots?|fps|rpm|bps|Hz|kHz|MHz|GHz)\b|"
+    r"\bspeeds? of\b|\bat \d",
+    re.IGNORECASE,
+)
 _DIMENSION_WORDS = {
     "deep": "deep|depth",
     "depth": "deep|depth",
@@ -663,8 +676,12 @@ def stem(word: str) -> str:
         if len(word) - len(suffix) >= 4 and word.endswith(suffix):
             if suffix == "es" and not word[:-2].endswith(_SIBILANTS):
                 continue  # "stores": only the "s" goes
-            word = word[: -len(suffix)]
-            break
+            return word[: -len(suffix)][:7]
+    # A three-letter verb or noun: "owns" and "owned" meet "own", "runs" meets "run".
+    if len(word) == 4 and word.endswith("s") and not word.endswith(("ss", "us", "is")) and word != "news":
+        return word[:-1]
+    if len(word) == 5 and word.endswith("ed") and word[2] not in "aeiouy":
+        return word[:-2]
     return word[:7]
 
 
@@ -764,6 +781,8 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
     if answer_type == "number":
         if _MONEY_QUESTION.search(question):
             return bool(_MONEY.search(text))
+        if _RATE_QUESTION.search(question):
+            return bool(_NUMBER_WORD.search(text)) and bool(_RATE.search(text))
         dimension = _DIMENSION_QUESTION.search(question)
         if dimension:
             words = _DIMENSION_WORDS[(dimension.group("how") or dimension.group("what")).lower()]

@@ -260,6 +260,14 @@ def test_a_sentence_naming_the_place_is_not_its_population() -> None:
         ("How many members does the garden have?", "The fee is €35 a year.", False),
         ("How many members does the garden have?", "The garden has 120 members.", True),
         ("How many plots may a member hold?", "A member may hold at most one plot.", True),
+        # "how fast" takes a rate, not any number on the topic.
+        ("How fast does tarn check archives?", "On a laptop SSD it checks about 400 MB per second.", True),
+        (
+            "How fast does tarn check archives?",
+            "Memory use stays under 50 MB even for large archives.",
+            False,
+        ),
+        ("What is the speed of the train?", "The train runs at 300 km/h.", True),
     ],
     ids=[
         "count-not-a-year",
@@ -304,6 +312,9 @@ def test_a_sentence_naming_the_place_is_not_its_population() -> None:
         "count-not-a-currency-sign",
         "count-of-members",
         "count-per-member-asked",
+        "fast-a-rate",
+        "fast-not-a-size",
+        "speed-km-h",
     ],
 )
 def test_narrow_kinds_of_answer(question: str, text: str, expected: bool) -> None:
@@ -477,3 +488,11 @@ def test_how_long_is_the_question_s_phrase_not_its_topic() -> None:
     )
     verdict = check_responsiveness(question_focus("How long does a rollback take?"), [claim], None)
     assert verdict.responsive, verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [("owns", "own"), ("owned", "own"), ("runs", "run"), ("uses", "use"), ("added", "add"), ("less", "less")],
+)
+def test_three_letter_words_meet_their_inflections(word: str, expected: str) -> None:
+    assert stem(word) == expected
