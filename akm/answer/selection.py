@@ -249,16 +249,35 @@ _NUMBER_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _PERSON_QUESTION = re.compile(r"^\s*(?:who|whom|whose)\b|\bwho\s+(?:was|is|were|did)\b", re.IGNORECASE)
-# "Who may ...", "who can ...": asks who is allowed, which a role or a group answers.
+# "Who may ...", "who is paged ...", "who reviews ...": asks who is allowed or whose duty it is, which a
+# role or a group answers as a name does.
 _PERMISSION_QUESTION = re.compile(
     r"^\s*who\s+(?:may|can|could|must|should|is allowed|are allowed|is permitted|are permitted|"
-    r"has access|have access|approves|approve|signs off)\b",
+    r"has access|have access|approves|approve|signs off|reviews|maintains|handles|is responsible|"
+    r"are responsible|is in charge|(?:is|are|gets|get) (?:paged|notified|alerted|called|contacted|"
+    r"informed|told|asked|billed|charged))\b",
     re.IGNORECASE,
 )
+# "Who founded / designed / wrote X?": the deed itself is the question. A person who led or owned X
+# answers something else, so the claim must name the deed (the verb or its agent noun: "founded",
+# "its founder", "the inventor"), or the work's maker after "by" ("a play by Shakespeare").
+_DEED_QUESTION = re.compile(
+    r"^\s*who\s+(?:first\s+|originally\s+|actually\s+)?(?P<verb>founded|invented|discovered|designed|built|"
+    r"wrote|created|established|composed|painted|directed|developed|coined|devised|sculpted|engineered)\b",
+    re.IGNORECASE,
+)
+# Irregular or nearby forms of a deed that share no first five letters with it.
+_DEED_FORMS = {
+    "wrote": r"writ|wrote|author",
+    "built": r"buil|architect|construct|engineer",
+    "designed": r"design|architect|engineer|drew|drawn|plans",
+    "founded": r"found|co-found|set up",
+}
+_MAKER_AFTER_BY = re.compile(r"\bby\s+(?:(?:Dr|Sir|Mr|Mrs|Ms|Prof|St)\.?\s+)?[A-Z]")
 _GROUP_WORD = re.compile(
     r"\b(?:group|groups|team|teams|role|roles|members|admins?|administrators?|owners?|maintainers?|"
     r"engineers?|staff|employees|users|anyone|everyone|everybody|nobody|managers?|committee|board|"
-    r"officers?|holders?|operators?|developers?|reviewers?)\b",
+    r"officers?|holders?|operators?|developers?|reviewers?|on-call|nurses?|doctors?)\b",
     re.IGNORECASE,
 )
 _PLACE_QUESTION = re.compile(
@@ -269,6 +288,8 @@ _PLACE_QUESTION = re.compile(
 # A present-tense "when" asks about something that recurs: "When does the job run?" (not "When did
 # the bakery open?", which asks for a date).
 _WHEN_QUESTION = re.compile(r"^\s*when\s+(?:does|do|is|are|will|can|should|must)\b", re.IGNORECASE)
+# "What time does the job start?", "at what time ...": a time of day, never a year or a date.
+_CLOCK_QUESTION = re.compile(r"\bwhat time\b(?!\s+(?:of|period|frame|span|zone)\b)", re.IGNORECASE)
 _TIME_OR_FREQUENCY = re.compile(
     r"\b\d{1,2}:\d{2}\b|\b\d{1,2}\s?(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midnight|dawn|dusk)\b|"
     r"\b(?:every|each)\s+(?:other\s+)?(?:\d+\s+)?(?:night|day|morning|evening|afternoon|week|month|year|hour|minute|"
@@ -457,7 +478,8 @@ _CURRENCY_BEFORE = re.compile(r"[$£€¥₹]\s?$")
 
 _REASON_QUESTION = re.compile(r"^\s*why\b|\bwhat (?:caused|causes|led to|is the reason)\b", re.IGNORECASE)
 _REASON_CUE = re.compile(
-    r"\b(?:because|due to|since|as a result|owing to|so that|in order to|caused by|led to|thanks to|therefore|reason)\b",
+    r"\b(?:because|due to|since|as a result|owing to|so that|in order to|caused by|led to|thanks to|therefore|"
+    r"reason|hence|thus|which is why|that is why)\b|,\s*so\b",
     re.IGNORECASE,
 )
 _PLACE_CUE = re.compile(
@@ -651,12 +673,12 @@ _PLACE_NOUNS = frozenset(
 # A file-system path or URL is where something lives in a technical document.
 _PATH = re.compile(r"(?:^|[\s`(])(?:~?/|\.{1,2}/|[A-Za-z]+://)[\w.~/<>-]+")
 # A capitalised word right after these names a place, not who did something ("off the coast of
-# Scotland", "in Paris").
+# Scotland", "in Paris"), and so do the capitalised words that go on with it ("on Mill Street", "at 4
+# Harbour Road").
 _PLACE_BEFORE = re.compile(
-    r"\b(?:in|at|near|off|from|into|across|throughout|to|(?:coast|island|city|town|county|state|region|"
+    r"\b(?i:in|at|on|near|off|from|into|across|throughout|to|(?:coast|island|city|town|county|state|region|"
     r"province|country|kingdom|republic|river|lake|village|north|south|east|west|north-east|north-west|"
-    r"south-east|south-west)\s+of)\s+(?:the\s+)?$",
-    re.IGNORECASE,
+    r"south-east|south-west)\s+of)\s+(?i:the\s+)?(?:\d+\s+)?(?:[A-Z][a-z'’-]+\s+)*$",
 )
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z'’-]+")
 _NUMBER = re.compile(r"\d")
@@ -676,13 +698,19 @@ def stem(word: str) -> str:
         if len(word) - len(suffix) >= 4 and word.endswith(suffix):
             if suffix == "es" and not word[:-2].endswith(_SIBILANTS):
                 continue  # "stores": only the "s" goes
-            return word[: -len(suffix)][:7]
+            return _without_final_e(word[: -len(suffix)][:7])
     # A three-letter verb or noun: "owns" and "owned" meet "own", "runs" meets "run".
     if len(word) == 4 and word.endswith("s") and not word.endswith(("ss", "us", "is")) and word != "news":
         return word[:-1]
     if len(word) == 5 and word.endswith("ed") and word[2] not in "aeiouy":
         return word[:-2]
-    return word[:7]
+    return _without_final_e(word[:7])
+
+
+def _without_final_e(stem: str) -> str:
+    """A verb that ends in "e" loses it before "-ed" and "-ing": "approve", "approves", "approved" and
+    "approving" all stem to "approv"."""
+    return stem[:-1] if len(stem) >= 5 and stem.endswith("e") else stem
 
 
 def content_terms(text: str) -> list[str]:
@@ -774,6 +802,8 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
     if answer_type == "date":
         if _DAY_QUESTION.search(question):
             return bool(WEEKDAY.search(text) or DAY_OF_MONTH.search(text) or _EVERY_DAY.search(text))
+        if _CLOCK_QUESTION.search(question):
+            return bool(_TIME_OR_FREQUENCY.search(text))
         if mentions_date(text) or re.search(r"\b1\d{3}s?\b|\b20\d{2}s?\b|\bcentury\b", text):
             return True
         # "When does the job run?": a time of day or how often answers it, not a "which year".
@@ -795,6 +825,9 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
         return bool(_REASON_CUE.search(text))
     asked = {stem(word) for word in _WORD.findall(question)}
     if answer_type == "person":
+        deed = _DEED_QUESTION.search(question)
+        if deed and not _names_deed(text, deed.group("verb").lower()):
+            return False
         if _PERMISSION_QUESTION.search(question):
             # "Who may start a deploy?": a role or a group answers, not only a name.
             groups = {stem(match.group()) for match in _GROUP_WORD.finditer(text)}
@@ -814,6 +847,12 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
         for match in cues
         for word in match.group("words").split()
     )
+
+
+def _names_deed(text: str, verb: str) -> bool:
+    """Whether ``text`` names the deed a "who founded / wrote ..." question asks about, or a maker by name."""
+    forms = _DEED_FORMS.get(verb, re.escape(verb[:5]))
+    return bool(re.search(rf"\b(?:{forms})", text, re.IGNORECASE) or _MAKER_AFTER_BY.search(text))
 
 
 def _names_place(word: str) -> bool:

@@ -61,14 +61,24 @@ def tidy_answer(text: str, *, complete: bool = True) -> str:
     return joined
 
 
+# A yes-or-no question, and the words that answer one with a no.
+_POLAR_QUESTION = re.compile(
+    r"^\s*(?:do|does|did|is|are|was|were|can|could|may|must|should|will|would|has|have|had)\b", re.IGNORECASE
+)
+_NEGATION = re.compile(r"\b(?:no|not|never|none|neither|nor|cannot)\b|n[’']t\b", re.IGNORECASE)
+
+
 def is_non_answer(sentence: str, question: str) -> bool:
     """True for a sentence that talks about the prompt or only restates the question.
 
     A restatement adds no content term the question lacks ("Where is Harvard Stadium located?"
-    → "Harvard Stadium is located."); meta talk names the evidence, text or passage itself.
+    → "Harvard Stadium is located."), unless it says no to a yes-or-no question ("Do I need an
+    appointment?" → "No appointment is needed."); meta talk names the evidence, text or passage itself.
     """
     if _META_TALK.search(sentence):
         return True
+    if _POLAR_QUESTION.search(question) and _NEGATION.search(sentence) and not _NEGATION.search(question):
+        return False  # "Do I need an appointment?" → "No appointment is needed.": the "no" answers
     asked = set(content_terms(question))
     return not (set(content_terms(sentence)) - asked)
 

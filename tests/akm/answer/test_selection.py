@@ -268,6 +268,25 @@ def test_a_sentence_naming_the_place_is_not_its_population() -> None:
             False,
         ),
         ("What is the speed of the train?", "The train runs at 300 km/h.", True),
+        # a duty or a permission: a role answers "who"; a past deed still needs a name.
+        ("Who is paged after the third failure?", "It pages the data team's on-call engineer.", True),
+        ("Who led the team in 2015?", "The team was led by its oldest player.", False),
+        ("Why is the warehouse never half full?", "Partial loads are rolled back, so it never is.", True),
+        ("Why is the warehouse never half full?", "The warehouse is never half full.", False),
+        # a street after "on" or "at" is a place, every word of it; so is the subject the question names.
+        ("Who founded the Riverside Clinic?", "The Riverside Clinic opened in 1987 on Mill Street.", False),
+        ("Who founded the Riverside Clinic?", "The clinic moved to 4 Harbour Road in 1990.", False),
+        ("Who founded the Riverside Clinic?", "Amara Okafor founded the clinic on Mill Street.", True),
+        # "who founded / wrote": the deed must be named, or the maker after "by".
+        ("Who founded the Riverside Clinic?", "Dr. Amara Okafor has led the clinic since 2011.", False),
+        ("Who founded the Riverside Clinic?", "Its founder, Amara Okafor, was a nurse.", True),
+        ("Who wrote Hamlet?", "Hamlet is a tragedy by William Shakespeare.", True),
+        ("Who wrote Hamlet?", "Richard Burbage first played Hamlet.", False),
+        ("Who designed the lighthouse?", "The architect Alan Stevenson drew its plans in 1838.", True),
+        # "what time": a time of day, never a year.
+        ("What time does the pipeline start?", "It starts at 02:00 UTC.", True),
+        ("What time does the pipeline start?", "The pipeline started in 2019.", False),
+        ("What time of year is the ferry busiest?", "The ferry is busiest in 2019.", True),
     ],
     ids=[
         "count-not-a-year",
@@ -315,6 +334,21 @@ def test_a_sentence_naming_the_place_is_not_its_population() -> None:
         "fast-a-rate",
         "fast-not-a-size",
         "speed-km-h",
+        "who-is-paged-a-role",
+        "who-led-not-a-role",
+        "why-comma-so",
+        "why-no-cause",
+        "who-not-a-street",
+        "who-not-a-numbered-road",
+        "who-a-name-beside-a-street",
+        "who-founded-not-who-led",
+        "who-founded-its-founder",
+        "who-wrote-by-a-name",
+        "who-wrote-not-who-played",
+        "who-designed-the-architect",
+        "what-time-a-clock-time",
+        "what-time-not-a-year",
+        "what-time-of-year-a-date",
     ],
 )
 def test_narrow_kinds_of_answer(question: str, text: str, expected: bool) -> None:
@@ -496,3 +530,23 @@ def test_how_long_is_the_question_s_phrase_not_its_topic() -> None:
 )
 def test_three_letter_words_meet_their_inflections(word: str, expected: str) -> None:
     assert stem(word) == expected
+
+
+@pytest.mark.parametrize(
+    "forms", [("approve", "approves", "approved", "approving"), ("change", "changes", "changed")]
+)
+def test_a_verb_in_e_meets_its_past_and_its_participle(forms: tuple[str, ...]) -> None:
+    assert len({stem(form) for form in forms}) == 1
+
+
+def test_who_approves_is_answered_by_the_passive() -> None:
+    sentence = "Schema changes must be approved by two reviewers from that team before they are merged."
+    claim = _claim(sentence, sentence)
+    verdict = check_responsiveness(question_focus("Who approves schema changes?"), [claim], None)
+    assert verdict.responsive, verdict.reason
+
+
+def test_a_no_answers_a_yes_or_no_question() -> None:
+    assert not is_non_answer("No appointment is needed.", "Do I need an appointment?")
+    assert is_non_answer("An appointment is needed.", "Do I need an appointment?")
+    assert is_non_answer("No appointment is needed.", "Why is no appointment needed?")
