@@ -13,6 +13,9 @@ supported claim that is also responsive:
   for "who", a place for "where", a cause for "why") reaches ``SCORE_MIN``;
 * it is about what the question names: every number of the question ("Tessel 4.3", "in 1931")
   stands in the claim or its passage;
+* a yes-or-no question ("Can cars cross the bridge?") is answered only where every one of its
+  terms stands in the claim or its passage: a sentence about the bridge that never names cars says
+  neither yes nor no, however much else it shares;
 * it adds something: a claim that only restates the question, or talks about "the text", does not;
   nor does one that ends on a demonstrative standing for the very thing asked ("X.25 uses what
   network type?" → "... uses this network type.").
@@ -34,11 +37,13 @@ from akm.answer.selection import (
     fills_answer_type,
     question_similarities,
 )
-from akm.answer.tidy import is_non_answer, refers_back
+from akm.answer.tidy import is_non_answer, is_polar_question, refers_back
 from akm.embedding import Embedder
 
-# The weighted share of the question's terms that the claim and its supporting passage must hold.
+# The weighted share of the question's terms that the claim and its supporting passage must hold;
+# all of them for a yes-or-no question.
 FOCUS_MIN = 0.6
+POLAR_FOCUS_MIN = 1.0
 # The claim itself must hold this share of the terms, or be this close to the question.
 CLAIM_TERMS_MIN = 0.5
 CLAIM_SIMILARITY_MIN = 0.65
@@ -82,6 +87,11 @@ class _ClaimCheck:
     # Numbers the question names that neither the claim nor its passage holds ("Tessel 4.3" asked,
     # only "Tessel 4.2" written): the claim is about something else.
     absent_numbers: tuple[str, ...] = ()
+    polar: bool = False
+
+    @property
+    def focus_min(self) -> float:
+        return POLAR_FOCUS_MIN if self.polar else FOCUS_MIN
 
     @property
     def passes(self) -> bool:
@@ -95,7 +105,7 @@ class _ClaimCheck:
             and self.refers is None
             and not self.absent_numbers
             and typed_ok
-            and self.focus >= FOCUS_MIN
+            and self.focus >= self.focus_min - 1e-9
             and close
             and self.strength >= SCORE_MIN
         )
@@ -109,7 +119,8 @@ class _ClaimCheck:
         return (
             f"claim {self.claim.claim_id}: score {self.strength:.2f} (needs {SCORE_MIN:.2f}), "
             f"focus terms {self.focus:.2f} with its passage "
-            f"(needs {FOCUS_MIN:.2f}), {self.terms:.2f} in the claim, similarity {similarity}, "
+            f"(needs {self.focus_min:.2f}{', a yes-or-no question' if self.polar else ''}), "
+            f"{self.terms:.2f} in the claim, similarity {similarity}, "
             f"answer type {'found' if self.type_found else 'not found'}"
             + ("" if self.adds else ", adds nothing to the question")
             + ("" if self.refers is None else f", answers with a reference back ('{self.refers}')")
@@ -129,6 +140,7 @@ def check_responsiveness(
         return Responsiveness(False, None, f"{NO_ANSWER_REASON}: no claim of the answer is supported")
     similarities = question_similarities(embedder, focus.question, [claim.text for claim in supported])
     numbers = [term for term in focus.weights if any(character.isdigit() for character in term)]
+    polar = is_polar_question(focus.question)
     checks = []
     for claim, similarity in zip(supported, similarities, strict=True):
         claim_terms = set(content_terms(claim.text)) | set(content_terms(claim.heading))
@@ -144,6 +156,7 @@ def check_responsiveness(
                 refers=refers_back(claim.text, focus.question),
                 typed=focus.answer_type != "any",
                 absent_numbers=tuple(term for term in numbers if term not in with_context),
+                polar=polar,
             )
         )
     passing = [check for check in checks if check.passes]

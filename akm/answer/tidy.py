@@ -68,6 +68,11 @@ _POLAR_QUESTION = re.compile(
 _NEGATION = re.compile(r"\b(?:no|not|never|none|neither|nor|cannot)\b|n[’']t\b", re.IGNORECASE)
 
 
+def is_polar_question(question: str) -> bool:
+    """Whether ``question`` asks for a yes or a no ("Do I need ...?", "Can cars cross ...?")."""
+    return bool(_POLAR_QUESTION.search(question))
+
+
 def is_non_answer(sentence: str, question: str) -> bool:
     """True for a sentence that talks about the prompt or only restates the question.
 
@@ -77,7 +82,7 @@ def is_non_answer(sentence: str, question: str) -> bool:
     """
     if _META_TALK.search(sentence):
         return True
-    if _POLAR_QUESTION.search(question) and _NEGATION.search(sentence) and not _NEGATION.search(question):
+    if is_polar_question(question) and _NEGATION.search(sentence) and not _NEGATION.search(question):
         return False  # "Do I need an appointment?" → "No appointment is needed.": the "no" answers
     asked = set(content_terms(question))
     return not (set(content_terms(sentence)) - asked)

@@ -550,3 +550,20 @@ def test_a_no_answers_a_yes_or_no_question() -> None:
     assert not is_non_answer("No appointment is needed.", "Do I need an appointment?")
     assert is_non_answer("An appointment is needed.", "Do I need an appointment?")
     assert is_non_answer("No appointment is needed.", "Why is no appointment needed?")
+
+
+def test_a_yes_or_no_question_needs_every_term() -> None:
+    bridge = (
+        "The Alder Bridge crosses the river Wend at Kelby. Since 1989 it has been open only to pedestrians "
+        "and cyclists."
+    )
+    about_the_bridge = _claim("The Alder Bridge crosses the river Wend at Kelby.", bridge)
+    verdict = check_responsiveness(
+        question_focus("Can cars cross the Alder Bridge?"), [about_the_bridge], None
+    )
+    assert not verdict.responsive
+    assert "a yes-or-no question" in verdict.reason
+    clinic = "The clinic is open from Monday to Friday. It is closed on Sundays."
+    sundays = ClaimInContext(claim_id="claim-1", text="It is closed on Sundays.", context=clinic)
+    verdict = check_responsiveness(question_focus("Is the clinic open on Sundays?"), [sundays], None)
+    assert verdict.responsive, verdict.reason
