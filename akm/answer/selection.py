@@ -297,6 +297,7 @@ _TIME_OR_FREQUENCY = re.compile(
     r"\b(?:daily|nightly|weekly|monthly|yearly|annually|hourly)\b",
     re.IGNORECASE,
 )
+_YEAR = re.compile(r"\b(1\d{3}|20\d{2})s?\b")
 _DAY_QUESTION = re.compile(r"\b(?:what|which) days?\b|\bon what day\b", re.IGNORECASE)
 _EVERY_DAY = re.compile(r"\b(?:daily|every day|each day|weekdays?|weekends?)\b", re.IGNORECASE)
 _MONEY_QUESTION = re.compile(
@@ -800,6 +801,10 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
     if answer_type == "any":
         return True
     if answer_type == "date":
+        # A year the question names is what it is about, not its answer ("When did they win the
+        # championship prior to 2000?" is not answered by "they won it in 2000").
+        for year in set(_YEAR.findall(question)):
+            text = re.sub(rf"\b{year}s?\b", " ", text)
         if _DAY_QUESTION.search(question):
             return bool(WEEKDAY.search(text) or DAY_OF_MONTH.search(text) or _EVERY_DAY.search(text))
         if _CLOCK_QUESTION.search(question):

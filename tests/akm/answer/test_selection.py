@@ -283,6 +283,18 @@ def test_a_sentence_naming_the_place_is_not_its_population() -> None:
         ("Who wrote Hamlet?", "Hamlet is a tragedy by William Shakespeare.", True),
         ("Who wrote Hamlet?", "Richard Burbage first played Hamlet.", False),
         ("Who designed the lighthouse?", "The architect Alan Stevenson drew its plans in 1838.", True),
+        # a year the question names is not its answer.
+        (
+            "When did Polonia Warsaw win the championship prior to 2000?",
+            "Polonia Warsaw won the championship in 2000.",
+            False,
+        ),
+        (
+            "When did Polonia Warsaw win the championship prior to 2000?",
+            "They won it in 1946 and 2000.",
+            True,
+        ),
+        ("In which year after 1990 did the bridge close?", "The bridge was busiest in the 1990s.", False),
         # "what time": a time of day, never a year.
         ("What time does the pipeline start?", "It starts at 02:00 UTC.", True),
         ("What time does the pipeline start?", "The pipeline started in 2019.", False),
@@ -346,6 +358,9 @@ def test_a_sentence_naming_the_place_is_not_its_population() -> None:
         "who-wrote-by-a-name",
         "who-wrote-not-who-played",
         "who-designed-the-architect",
+        "when-not-the-question-s-year",
+        "when-another-year",
+        "which-year-not-the-question-s-decade",
         "what-time-a-clock-time",
         "what-time-not-a-year",
         "what-time-of-year-a-date",
