@@ -34,6 +34,9 @@ builds and passes its self-test). On an AVX2-only CPU whose MKL took a slow path
 the stock kernel made two rows cost 2.0x one row, the transposed one 0.9x; over 9 rows the whole
 forward cost 1.7x one row transposed and 1.4x with oneDNN.
 `decoding.draft_length.measure_verify_cost` times every choice and the decoder takes the fastest.
+A block whose products take the native kernel runs its whole layer stack in the kernel's C
+(`lean_layers`: norms, rotations, attention, SiLU and residual adds as well), one call per step instead
+of some forty torch operations per layer; the final norm and the LM head stay here.
 One row (a plain decoding step) keeps the stock kernel unless a measured curve chose `native` for
 it: on a 2-core AMD EPYC a one-row step of SmolLM2-135M took 21 ms native against 58 ms stock, so
 the stock one-row step is the slowest forward per row there is. Prefills keep the stock kernel unless
@@ -60,7 +63,7 @@ from torch.utils.weak import WeakIdKeyDictionary
 from transformers import LlamaForCausalLM
 
 from decoding.draft_tree import row_depths, tree_mask
-from decoding.native_kernel import native_kernel
+from decoding.native_kernel import CachePointers, LayerPointers, native_kernel
 from decoding.packed_linear import is_prepacked
 
 _INITIAL_CAPACITY = 512
@@ -175,9 +178,11 @@ class LeanLlama:
         *,
         capacity: int = _INITIAL_CAPACITY,
         pack_rows: tuple[int, ...] | None = None,
+        native_layers: bool = True,
     ) -> None:
         """`pack_rows`: row counts to pack the weights for (default `PACK_ROWS` where `can_pack`;
-        `()` keeps the stock kernel for every row count)."""
+        `()` keeps the stock kernel for every row count). `native_layers=False` keeps the native
+        kernel to the products, with every other operation of the layers in torch."""
         if not self.supports(model):
             raise ValueError(f"{type(model).__name__} is not a Llama model LeanLlama reproduces exactly")
         config: Any = model.config  # type: ignore[union-attr]
@@ -233,6 +238,9 @@ class LeanLlama:
         self._native = (
             native_kernel() if can_use_native(model) and all(w.is_contiguous() for w in weights) else None
         )
+        # The decoder layers for the native kernel's `lean_layers`: a block whose products take the
+        # native kernel runs its whole layer stack in one call (norms, rotations, attention and all).
+        self._native_layers = self._layer_pointers() if self._native is not None and native_layers else None
         # oneDNN copies by weight id, fetched when a row count first takes the oneDNN kernel.
         self._onednn: dict[int, torch.Tensor] = {}
         self.length = 0
@@ -243,6 +251,37 @@ class LeanLlama:
         self._cos = torch.empty(0)
         self._sin = torch.empty(0)
         self._grow(self._initial_capacity)
+
+    @property
+    def runs_native_layers(self) -> bool:
+        """Whether a block whose products take the native kernel runs its layers in the kernel's C
+        (`lean_layers`) too; False where the kernel is missing or the model's shapes do not suit it."""
+        return self._native_layers is not None
+
+    def _layer_pointers(self) -> LayerPointers | None:
+        try:
+            return LayerPointers(
+                [
+                    (
+                        layer.q,
+                        layer.k,
+                        layer.v,
+                        layer.o,
+                        layer.gate,
+                        layer.up,
+                        layer.down,
+                        layer.attention_norm,
+                        layer.mlp_norm,
+                    )
+                    for layer in self.layers
+                ],
+                heads=self.heads,
+                kv_heads=self.kv_heads,
+                dim=self.head_dim,
+                eps=self.epsilon,
+            )
+        except ValueError:
+            return None  # a head size or a norm weight the C layers do not take: products only
 
     @staticmethod
     def supports(model: nn.Module) -> bool:
@@ -450,6 +489,29 @@ class LeanLlama:
         else:
             self._active_kernels = {count: self.prefill_kernel}
         hidden = functional.embedding(torch.tensor([tokens], device=self.device), self.embedding)
+        if self._native_layers is not None and self._active_kernels.get(count) == "native":
+            assert self._native is not None
+            if parents is None:
+                positions = torch.arange(start, end)
+                allowed = None
+            else:
+                if len(parents) != count:
+                    raise ValueError(f"{len(parents)} parents for {count} rows")
+                positions = torch.tensor(row_depths(parents)) + start
+                allowed = tree_mask(parents, 0).to(torch.uint8)
+            rows = hidden[0]
+            self._native.decoder_layers(
+                self._native_layers,
+                rows,
+                CachePointers(self._keys, self._values, self._cos, self._sin),
+                start,
+                positions,
+                allowed,
+            )
+            self.length = end
+            normed = self._norm(rows, self.final_norm)
+            kept = normed[-logits_to_keep:] if logits_to_keep else normed
+            return self._linear(kept, self.lm_head), (normed if features else None)
         mask = None
         if parents is not None:
             if len(parents) != count:

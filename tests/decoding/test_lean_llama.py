@@ -425,6 +425,79 @@ def test_one_row_can_take_the_native_kernel_and_then_decodes_as_its_blocks_verif
     assert result.stats.accepted > 0
 
 
+def _all_native(model: LlamaForCausalLM, **options: Any) -> LeanLlama:
+    lean = LeanLlama(model, pack_rows=(), **options)
+    for rows in range(1, 33):
+        lean.set_kernel(rows, "native")
+    return lean
+
+
+@needs_native
+def test_native_layers_compute_what_the_torch_operations_compute() -> None:
+    model = float32_model(21)
+    layers = _all_native(model)
+    products_only = _all_native(model, native_layers=False)
+    assert layers.runs_native_layers and not products_only.runs_native_layers
+    prompt = [0, *range(2, 16), *range(2, 12)]
+    # A prefill keeps torch's operations either way.
+    assert torch.equal(
+        layers.forward(prompt, logits_to_keep=1)[0], products_only.forward(prompt, logits_to_keep=1)[0]
+    )
+    for block in ([5], [6, 7], [3, 9, 4, 11, 2, 8, 8, 13, 14], list(range(2, 16))):
+        logits, features = layers.forward(block, features=True)
+        expected, expected_features = products_only.forward(block, features=True)
+        assert features is not None and expected_features is not None
+        assert not torch.equal(logits, expected)  # its own exp, norm and sums: the C layers did run
+        torch.testing.assert_close(logits, expected, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(features, expected_features, rtol=1e-5, atol=1e-5)
+        assert torch.equal(logits.argmax(-1), expected.argmax(-1))
+    # Keys and values written to the cache are the same ones.
+    for (keys, values), (expected_keys, expected_values) in zip(
+        layers.key_values(), products_only.key_values(), strict=True
+    ):
+        torch.testing.assert_close(keys, expected_keys, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(values, expected_values, rtol=1e-5, atol=1e-5)
+
+
+@needs_native
+def test_a_row_of_a_native_block_equals_that_row_decoded_alone_bit_for_bit() -> None:
+    lean = _all_native(float32_model(22), capacity=8)  # grows past its first capacity on the way
+    lean.forward([0, 2, 3, 4, 5, 6, 7, 8, 9, 10], logits_to_keep=1)
+    start = lean.length
+    block = [3, 9, 4, 11, 2, 12]
+    chain, _ = lean.forward(block)
+    lean.crop(start)
+    alone = torch.cat([lean.forward([token])[0] for token in block])
+    assert torch.equal(chain, alone)
+    # A tree's row equals its path from the cache decoded as a chain.
+    parents = [-1, 0, 0, 1, -1, 4]
+    lean.crop(start)
+    tree, _ = lean.forward(block, parents=parents)
+    for row in range(len(block)):
+        path = [row]
+        while parents[path[0]] >= 0:
+            path.insert(0, parents[path[0]])
+        lean.crop(start)
+        decoded, _ = lean.forward([block[index] for index in path])
+        assert torch.equal(decoded[-1], tree[row]), row
+
+
+@needs_native
+def test_a_head_size_the_c_layers_do_not_take_keeps_torch_operations() -> None:
+    config = tiny_config(vocab_size=16)
+    config.hidden_size, config.head_dim = 24, 6  # 4 heads of 6
+    torch.manual_seed(23)
+    model = LlamaForCausalLM(config).to(torch.float32).eval()
+    lean = _all_native(model)
+    assert not lean.runs_native_layers
+    reference = CachedModel(model, lean=False)
+    prompt = [0, 2, 3, 4, 5]
+    lean.forward(prompt, logits_to_keep=1)
+    reference.forward(prompt)
+    logits, _ = lean.forward([6, 7, 8])
+    torch.testing.assert_close(logits, reference.forward([6, 7, 8]), rtol=1e-5, atol=1e-5)
+
+
 @needs_native
 def test_weights_that_are_not_contiguous_get_no_native_kernel() -> None:
     model = float32_model(20)
