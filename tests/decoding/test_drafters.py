@@ -277,7 +277,8 @@ def test_composite_converges_to_the_drafter_that_is_right(
     plain = plain_generate(target, tokenizer, prompt, 60)
     reference = prompt + plain.token_ids
     # Long matches with a high prior, always wrong; short matches with a low prior, always right.
-    decoder = SpeculativeDecoder(target, tokenizer, config=DecodeConfig(cost_curve=curve))
+    # The given curve alone: verify times observed on a loaded machine would move the draft lengths.
+    decoder = SpeculativeDecoder(target, tokenizer, config=DecodeConfig(cost_curve=curve, observe_cost=False))
 
     def composite() -> CompositeDrafter:
         long_wrong = FixedDrafter("long_wrong", reference, length=16, match_length=24, wrong=True)
