@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from akm.answer.selection import (
     QuestionFocus,
+    answered_kind_terms,
     combined_score,
     content_terms,
     fills_answer_type,
@@ -145,11 +146,17 @@ def check_responsiveness(
     for claim, similarity in zip(supported, similarities, strict=True):
         claim_terms = set(content_terms(claim.text)) | set(content_terms(claim.heading))
         with_context = claim_terms | set(content_terms(claim.context))
+        # "Which tool ..." answered by a claim that names a tool but not the word: the kind is left out
+        # when every other term of the question is there.
+        claim_focus = focus
+        kinds = answered_kind_terms(focus.question, claim.text)
+        if kinds and focus.without(kinds).coverage(with_context) >= 1.0 - 1e-9:
+            claim_focus = focus.without(kinds)
         checks.append(
             _ClaimCheck(
                 claim=claim,
-                focus=focus.coverage(with_context),
-                terms=focus.coverage(claim_terms),
+                focus=claim_focus.coverage(with_context),
+                terms=claim_focus.coverage(claim_terms),
                 similarity=similarity,
                 type_found=fills_answer_type(claim.text, focus.answer_type, focus.question),
                 adds=not is_non_answer(claim.text, focus.question),

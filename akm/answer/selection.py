@@ -274,6 +274,10 @@ _DEED_FORMS = {
     "founded": r"found|co-found|set up",
 }
 _MAKER_AFTER_BY = re.compile(r"\bby\s+(?:(?:Dr|Sir|Mr|Mrs|Ms|Prof|St)\.?\s+)?[A-Z]")
+# "Who restored the boat?": the question's verb in the past, whose doer the text may name after "by"
+# without a capital ("restored by volunteers", "was run by the parish council").
+_DOER_QUESTION = re.compile(r"^\s*who\s+(?:first\s+|later\s+|then\s+)?(?P<verb>[a-z]{3,}ed)\b", re.IGNORECASE)
+_DOER_ARTICLES = r"(?:(?:the|a|an|its|their|his|her|local|two|three|several|many)\s+)*"
 _GROUP_WORD = re.compile(
     r"\b(?:group|groups|team|teams|role|roles|members|admins?|administrators?|owners?|maintainers?|"
     r"engineers?|staff|employees|users|anyone|everyone|everybody|nobody|managers?|committee|board|"
@@ -343,8 +347,71 @@ _DIMENSION_WORDS = {
     "weight": "heav|weigh",
 }
 _COUNT_QUESTION = re.compile(
-    r"\bhow many\s+(?:of\s+the\s+|different\s+|more\s+)?(?P<noun>[A-Za-z][\w'’-]*)", re.IGNORECASE
+    r"\bhow many\s+(?:of\s+the\s+|different\s+|more\s+)?(?P<noun>[A-Za-z][\w'’-]*)"
+    r"(?:\s+(?P<next>[A-Za-z][\w'’-]*))?",
+    re.IGNORECASE,
 )
+# "How many missing-receipt declarations", "how many paid holidays": the word after "how many"
+# describes the counted noun that follows it.
+_COUNT_MODIFIERS = frozenset(
+    {
+        "new",
+        "additional",
+        "extra",
+        "free",
+        "paid",
+        "unpaid",
+        "public",
+        "private",
+        "local",
+        "full",
+        "separate",
+        "main",
+        "other",
+        "total",
+        "annual",
+        "daily",
+        "weekly",
+        "monthly",
+        "yearly",
+        "active",
+        "official",
+        "permanent",
+        "temporary",
+        "sick",
+        "young",
+        "small",
+        "large",
+        "big",
+        "native",
+        "foreign",
+        "international",
+        "national",
+        "regional",
+        "single",
+        "double",
+        "spare",
+        "empty",
+    }
+)
+
+
+def counted_noun(question: str) -> str | None:
+    """The stem of what a "how many" question counts: the noun after "how many", or the one after
+    that when the first describes it (a compound with a hyphen, an "-ing" or "-ed" form, an adjective
+    such as "paid" or "annual")."""
+    match = _COUNT_QUESTION.search(question)
+    if match is None:
+        return None
+    noun, following = match.group("noun"), match.group("next")
+    describes = (
+        "-" in noun.strip("-") or noun.lower().endswith(("ing", "ed")) or noun.lower() in _COUNT_MODIFIERS
+    )
+    if describes and following and following.lower() not in _STOPWORDS:
+        return stem(following)
+    return stem(noun)
+
+
 _NUMBER_WORD = re.compile(
     r"\b\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
     r"forty|fifty|hundred|thousand|million|billion|dozen|half|several)\b",
@@ -693,6 +760,8 @@ def stem(word: str) -> str:
     "stores" meets "store" and "dates" "date".
     """
     word = word.lower().strip("'’-")
+    if word.endswith(("'s", "’s")):
+        word = word[:-2]  # a possessive: "the museum's hours" is about the museum
     if word.endswith(("ies", "ied")) and len(word) >= 5:
         return (word[:-3] + "y")[:7]
     for suffix in _SUFFIXES:
@@ -744,6 +813,11 @@ class QuestionFocus:
 
     def missing(self, terms: set[str]) -> list[str]:
         return [term for term in self.weights if term not in terms]
+
+    def without(self, terms: set[str]) -> QuestionFocus:
+        """The same focus without ``terms``: what a claim must still cover once it has answered them."""
+        kept = {term: weight for term, weight in self.weights.items() if term not in terms}
+        return QuestionFocus(question=self.question, weights=kept, answer_type=self.answer_type)
 
 
 _DURATION_QUESTION = re.compile(r"\bhow long\b", re.IGNORECASE)
@@ -822,9 +896,9 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
         if dimension:
             words = _DIMENSION_WORDS[(dimension.group("how") or dimension.group("what")).lower()]
             return bool(_NUMBER_WORD.search(text)) and bool(re.search(rf"\b(?:{words})", text, re.IGNORECASE))
-        counted = _COUNT_QUESTION.search(question)
-        if counted:
-            return _states_count(text, stem(counted.group("noun")))
+        counted = counted_noun(question)
+        if counted is not None:
+            return _states_count(text, counted)
         return bool(quantities(text)) or bool(_NUMBER_WORD.search(text))
     if answer_type == "reason":
         return bool(_REASON_CUE.search(text))
@@ -833,6 +907,8 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
         deed = _DEED_QUESTION.search(question)
         if deed and not _names_deed(text, deed.group("verb").lower()):
             return False
+        if _names_doer(text, question, asked):
+            return True
         if _PERMISSION_QUESTION.search(question):
             # "Who may start a deploy?": a role or a group answers, not only a name.
             groups = {stem(match.group()) for match in _GROUP_WORD.finditer(text)}
@@ -858,6 +934,53 @@ def _names_deed(text: str, verb: str) -> bool:
     """Whether ``text`` names the deed a "who founded / wrote ..." question asks about, or a maker by name."""
     forms = _DEED_FORMS.get(verb, re.escape(verb[:5]))
     return bool(re.search(rf"\b(?:{forms})", text, re.IGNORECASE) or _MAKER_AFTER_BY.search(text))
+
+
+# "Which tool ...", "what app ...": the noun after the question word is the kind of thing asked for.
+_KIND_QUESTION = re.compile(r"^\s*(?:which|what)\s+(?P<kind>[A-Za-z][\w'’-]*)", re.IGNORECASE)
+# Words of a question that ask for a time of day ("opening hours", "what times").
+_CLOCK_KIND = frozenset({"hour", "time"})
+
+
+def answered_kind_terms(question: str, text: str) -> set[str]:
+    """The question's terms that name the kind of thing it asks for, when ``text`` gives one of that
+    kind without naming the kind: the answer to "Which tool must employees use?" names the tool
+    ("the travel portal, Waypoint"), not the word "tool"; "opening hours" are answered by "10:00 to
+    17:00". The noun after "which" / "what" counts when the text names something the question does
+    not (a capitalised word past a sentence's start); "hours" and "times" when it gives a clock time.
+    Such terms are left out of what a claim must cover (`QuestionFocus.without`) only where the claim
+    and its passage hold every other term of the question."""
+    credited: set[str] = set()
+    asked = {stem(word) for word in _WORD.findall(question)}
+    kind = _KIND_QUESTION.search(question)
+    names_other = any(stem(match.group()) not in asked for match in _CAPITALISED.finditer(text))
+    if (
+        kind
+        and kind.group("kind").lower() not in _STOPWORDS
+        and answer_type_of(question) == "any"
+        and names_other
+    ):
+        credited.add(stem(kind.group("kind")))
+    if _TIME_OR_FREQUENCY.search(text):
+        credited |= _CLOCK_KIND & {stem(word) for word in _WORD.findall(question)}
+    return credited
+
+
+def _names_doer(text: str, question: str, asked: set[str]) -> bool:
+    """Whether ``text`` names who did what a "who <verb>ed ..." question asks, after "by": "restored by
+    volunteers" answers "Who restored the Margaret Rose?"."""
+    asked_verb = _DOER_QUESTION.search(question)
+    if asked_verb is None:
+        return False
+    verb = stem(asked_verb.group("verb"))
+    for match in re.finditer(
+        rf"\b[A-Za-z]+ed\s+by\s+{_DOER_ARTICLES}(?P<doer>[A-Za-z][\w'’-]*)", text, re.IGNORECASE
+    ):
+        done = stem(match.group().split()[0])
+        doer = match.group("doer")
+        if done == verb and doer.lower() not in _STOPWORDS and stem(doer) not in asked:
+            return True
+    return False
 
 
 def _names_place(word: str) -> bool:

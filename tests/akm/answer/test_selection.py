@@ -10,7 +10,9 @@ import pytest
 from akm.answer.responsiveness import NO_ANSWER_REASON, ClaimInContext, check_responsiveness
 from akm.answer.selection import (
     answer_type_of,
+    answered_kind_terms,
     content_terms,
+    counted_noun,
     fills_answer_type,
     question_focus,
     select_evidence,
@@ -582,3 +584,67 @@ def test_a_yes_or_no_question_needs_every_term() -> None:
     sundays = ClaimInContext(claim_id="claim-1", text="It is closed on Sundays.", context=clinic)
     verdict = check_responsiveness(question_focus("Is the clinic open on Sundays?"), [sundays], None)
     assert verdict.responsive, verdict.reason
+
+
+def test_how_many_counts_the_noun_its_first_word_describes() -> None:
+    question = "How many missing-receipt declarations are allowed per year?"
+    assert counted_noun(question) == stem("declarations")
+    assert counted_noun("How many paid holidays do staff get?") == stem("holidays")
+    assert counted_noun("How many people live in Kelby?") == stem("people")
+    two = "No more than two such declarations are accepted per employee in a calendar year."
+    assert fills_answer_type(two, "number", question)
+    assert not fills_answer_type("Declarations are accepted in 2024.", "number", question)
+
+
+def test_who_did_it_is_answered_by_the_doer_after_by() -> None:
+    boat = "The Margaret Rose, a herring drifter launched in 1911, was restored by volunteers in 2004."
+    assert fills_answer_type(boat, "person", "Who restored the Margaret Rose?")
+    assert fills_answer_type("The hall was managed by the parish council.", "person", "Who managed the hall?")
+    # Another deed done by someone answers nothing: the boat was launched, by nobody named.
+    assert not fills_answer_type(boat, "person", "Who launched the Margaret Rose?")
+    # The doer is not something the question already names.
+    assert not fills_answer_type(
+        "The bridge was damaged by the flood.", "person", "Who damaged the bridge in the flood?"
+    )
+
+
+def test_a_possessive_meets_its_noun() -> None:
+    assert stem("museum's") == stem("museum") == stem("museums")
+    assert stem("members’") == stem("members")
+
+
+def test_the_kind_a_question_asks_for_is_met_by_an_instance_of_it() -> None:
+    booking = "All flights and hotels must be booked through the company's travel portal, Waypoint."
+    assert answered_kind_terms("Which tool must employees use to book hotels?", booking) == {stem("tool")}
+    assert (
+        answered_kind_terms("Which tool must employees use to book hotels?", "Hotels must be booked early.")
+        == set()
+    )
+    hours = "The museum is open from Tuesday to Sunday, 10:00 to 17:00."
+    assert answered_kind_terms("What are the museum's opening hours?", hours) == {stem("hours")}
+    verdict = check_responsiveness(
+        question_focus("What are the museum's opening hours?"), [_claim(hours, hours)], None
+    )
+    assert verdict.responsive, verdict.reason
+    policy = f"The company reimburses the costs employees incur while travelling. {booking}"
+    portal = _claim(booking, policy)
+    verdict = check_responsiveness(
+        question_focus("Which tool must employees use to book hotels?"), [portal], None
+    )
+    assert verdict.responsive, verdict.reason
+    # Only with every other term of the question: without "employees" in the passage, no answer.
+    verdict = check_responsiveness(
+        question_focus("Which tool must employees use to book hotels?"), [_claim(booking, booking)], None
+    )
+    assert not verdict.responsive, verdict.reason
+    # The kind alone answers nothing: a question about something else stays unanswered.
+    verdict = check_responsiveness(question_focus("Which tool is used to run the payroll?"), [portal], None)
+    assert not verdict.responsive, verdict.reason
+    # Names in a claim that lacks some of the question's terms do not stand in for the kind.
+    broadcasts = "Its Sky Movies channels carry Dolby Digital soundtracks."
+    verdict = check_responsiveness(
+        question_focus("What satellite was used when Sky digital was launched?"),
+        [_claim(broadcasts, broadcasts)],
+        None,
+    )
+    assert not verdict.responsive, verdict.reason
