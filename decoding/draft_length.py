@@ -162,19 +162,32 @@ class ObservedCost:
     def record(self, k: int, seconds: float, curve: VerifyCostCurve) -> None:
         if k > curve.max_draft or seconds <= 0:
             return
-        if 0 in self.seen:
-            expected = self.seen[0][1] * self.calibrated(curve).ratio(k)
+        plain = self._plain_seconds(curve)
+        if plain is not None:
+            expected = plain * self.calibrated(curve).ratio(k)
             seconds = min(seconds, self.outlier_ratio * expected)
         weight, mean = self.seen.get(k, (0.0, 0.0))
         weight = weight * self.decay + 1.0
         self.seen[k] = [weight, mean + (seconds - mean) / weight]
 
+    def _plain_seconds(self, curve: VerifyCostCurve) -> float | None:
+        """The observed time of a plain step; where a decoder has verified drafts on every step so far,
+        the smallest observed block's time over its ratio in the curve (None before any observation)."""
+        if 0 in self.seen:
+            return self.seen[0][1]
+        if not self.seen:
+            return None
+        smallest = min(self.seen)
+        return self.seen[smallest][1] / curve.ratio(smallest)
+
     def calibrated(self, curve: VerifyCostCurve) -> VerifyCostCurve:
         """The curve with every observed k's ratio to a plain step moved towards the observed one; the
-        curve itself until a plain step has been observed."""
-        if 0 not in self.seen:
+        curve itself until something has been observed. Without a plain step observed, the smallest
+        observed block keeps the curve's ratio and the others are measured against it: a composite that
+        verifies a guess on every step still learns that its longer blocks cost more than the curve said."""
+        plain = self._plain_seconds(curve)
+        if plain is None:
             return curve
-        plain = self.seen[0][1]
         seconds = [curve.seconds[0]]
         for k in range(1, curve.max_draft + 1):
             weight, mean = self.seen.get(k, (0.0, 0.0))
@@ -416,31 +429,47 @@ class AcceptanceTracker:
     few observations leans on its source's pooled rate, which in turn leans on a prior that grows
     with match length. So a drafter that keeps failing stops being verified after a few steps,
     in every bucket, while long matches of a drafter that copies well are trusted at once.
+
+    A composite also tells apart the steps where no other member proposed the same next token
+    (`alone`): a guess that is often right while the text is being copied, when the other members
+    propose it too, is seldom right where it stands alone, and those are the steps where it decides
+    what is verified. Such steps are counted in buckets of their own, which lean on the source's
+    alone-pooled rate, which leans on the source's pooled rate (all steps).
     """
 
     bucket_weight: float = 2.0
     source_weight: float = 2.0
-    # (source, bucket) -> per position [reached, accepted]; bucket -1 holds the source's pooled counts.
-    counts: dict[tuple[str, int], list[list[int]]] = field(default_factory=dict)
+    # (source, bucket, alone) -> per position [reached, accepted]; bucket -1 holds pooled counts,
+    # (source, -1, False) those of every step of the source.
+    counts: dict[tuple[str, int, bool], list[list[int]]] = field(default_factory=dict)
 
-    def _rows(self, source: str, bucket: int) -> list[list[int]]:
-        return self.counts.get((source, bucket), [])
+    def _rows(self, source: str, bucket: int, alone: bool) -> list[list[int]]:
+        return self.counts.get((source, bucket, alone), [])
 
-    def estimates(self, source: str, match_length: int, k: int) -> list[float]:
-        bucket_rows = self._rows(source, match_bucket(match_length))
-        pooled_rows = self._rows(source, -1)
+    def estimates(self, source: str, match_length: int, k: int, alone: bool = False) -> list[float]:
+        levels = [self._rows(source, -1, False)]
+        if alone:
+            levels.append(self._rows(source, -1, True))
+        levels.append(self._rows(source, match_bucket(match_length), alone))
+        weights = [self.source_weight] * (len(levels) - 1) + [self.bucket_weight]
         prior = match_length_prior(match_length)
         result = []
         for position in range(k):
-            reached, accepted = pooled_rows[position] if position < len(pooled_rows) else (0, 0)
-            pooled = (accepted + self.source_weight * prior) / (reached + self.source_weight)
-            reached, accepted = bucket_rows[position] if position < len(bucket_rows) else (0, 0)
-            result.append((accepted + self.bucket_weight * pooled) / (reached + self.bucket_weight))
+            rate = prior
+            for rows, weight in zip(levels, weights, strict=True):
+                reached, accepted = rows[position] if position < len(rows) else (0, 0)
+                rate = (accepted + weight * rate) / (reached + weight)
+            result.append(rate)
         return result
 
-    def record(self, source: str, match_length: int, proposed: int, accepted: int) -> None:
-        for bucket in (match_bucket(match_length), -1):
-            rows = self.counts.setdefault((source, bucket), [])
+    def record(
+        self, source: str, match_length: int, proposed: int, accepted: int, alone: bool = False
+    ) -> None:
+        keys = [(source, match_bucket(match_length), alone), (source, -1, False)]
+        if alone:
+            keys.append((source, -1, True))
+        for key in keys:
+            rows = self.counts.setdefault(key, [])
             while len(rows) < proposed:
                 rows.append([0, 0])
             # Position accepted+1 was reached and rejected; positions after it were never tested.

@@ -438,10 +438,19 @@ def test_a_uniformly_slower_machine_changes_no_choice() -> None:
     assert observed.calibrated(BUSY).seconds == pytest.approx(BUSY.seconds)
 
 
-def test_nothing_changes_before_a_plain_step_is_observed() -> None:
+def test_without_a_plain_step_the_smallest_block_observed_is_the_anchor() -> None:
     observed = ObservedCost()
     observed.record(1, 11.0, BUSY)
-    assert observed.calibrated(BUSY) is BUSY
+    # One size observed: nothing to compare it with, so nothing moves.
+    assert observed.calibrated(BUSY).seconds == pytest.approx(BUSY.seconds)
+    for _ in range(40):  # a decoder that verified drafts on every step: 4 drafts at twice one draft's time
+        observed.record(1, 11.0, BUSY)
+        observed.record(4, 22.0, BUSY)
+    calibrated = observed.calibrated(BUSY)
+    # One draft keeps the curve's 2x; four, observed at 4x against it (worth 28 after fading), move
+    # from the curve's 2x: (8 * 2 + 28 * 4) / 36.
+    assert calibrated.ratio(1) == pytest.approx(2.0)
+    assert 3.3 < calibrated.ratio(4) < 3.8
 
 
 def test_one_outlier_barely_moves_the_curve() -> None:

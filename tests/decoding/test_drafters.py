@@ -377,8 +377,45 @@ def test_composite_scores_members_it_did_not_choose() -> None:
     # The step committed four tokens: "first" is scored on all three positions, "second" reached
     # only position 1, where it was wrong (positions after a rejection are never reached).
     composite.propose(reference[:6], 3)
-    assert tracker.counts[("first", -1)] == [[1, 1], [1, 1], [1, 1]]
-    assert tracker.counts[("second", -1)] == [[1, 0], [0, 0], [0, 0]]
+    assert tracker.counts[("first", -1, False)] == [[1, 1], [1, 1], [1, 1]]
+    assert tracker.counts[("second", -1, False)] == [[1, 0]]
+
+
+def test_a_member_not_chosen_is_scored_on_its_first_token_only() -> None:
+    # Its later positions are decided only where the chosen proposal agreed with it, where it is
+    # likelier right: counting them would overstate it.
+    tracker = AcceptanceTracker()
+    reference = list(range(12))
+    chosen = FixedDrafter("chosen", reference, length=3, match_length=8)
+    other = FixedDrafter("other", reference, length=3, match_length=1)
+    composite = CompositeDrafter([chosen, other], tracker)
+    assert composite.propose(reference[:2], 3).source == "chosen"
+    composite.propose(reference[:6], 3)
+    assert tracker.counts[("chosen", -1, False)] == [[1, 1], [1, 1], [1, 1]]
+    assert tracker.counts[("other", -1, False)] == [[1, 1]]
+
+
+def test_a_guess_no_other_member_backs_is_scored_apart() -> None:
+    # A guess that is right whenever the lookup copies, and wrong whenever it alone proposes: it is
+    # not verified on the steps it stands alone, however often it is right beside the lookup.
+    tracker = AcceptanceTracker()
+    reference = list(range(100))
+    lookup = FixedDrafter("lookup", reference, length=3, match_length=4)
+    guess = FixedDrafter("guess", reference, length=1, match_length=0)
+    composite = CompositeDrafter([lookup, guess], tracker, CPU_CURVE)
+    context = reference[:2]
+    for _ in range(12):  # both propose the same next tokens; the step commits four
+        composite.propose(context, 3)
+        context = reference[: len(context) + 4]
+    composite.propose(context, 3)
+    assert tracker.estimates("guess", 0, 1)[0] > 0.8
+    lookup.length, guess.wrong = 0, True
+    for _ in range(12):  # the lookup has nothing, the guess is alone and wrong; a plain step commits one
+        composite.propose(context, 3)
+        context = reference[: len(context) + 1]
+    assert tracker.estimates("guess", 0, 1, alone=True)[0] < 0.2
+    assert tracker.estimates("guess", 0, 1)[0] > 0.8
+    assert composite.propose(context, 3).tokens == []
 
 
 def test_matched_prefix_leaves_undecided_positions_out() -> None:
