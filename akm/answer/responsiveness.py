@@ -37,6 +37,7 @@ from akm.answer.selection import (
     content_terms,
     fills_answer_type,
     question_similarities,
+    unnamed_kind,
 )
 from akm.answer.tidy import is_non_answer, is_polar_question, refers_back
 from akm.embedding import Embedder
@@ -89,6 +90,8 @@ class _ClaimCheck:
     # only "Tessel 4.2" written): the claim is about something else.
     absent_numbers: tuple[str, ...] = ()
     polar: bool = False
+    # The kind a "which <kind>" question asks for, where the claim names no thing of it.
+    unnamed: str | None = None
 
     @property
     def focus_min(self) -> float:
@@ -105,6 +108,7 @@ class _ClaimCheck:
             self.adds
             and self.refers is None
             and not self.absent_numbers
+            and self.unnamed is None
             and typed_ok
             and self.focus >= self.focus_min - 1e-9
             and close
@@ -130,6 +134,7 @@ class _ClaimCheck:
                 if self.absent_numbers
                 else ""
             )
+            + ("" if self.unnamed is None else f", names no {self.unnamed} (asked which)")
         )
 
 
@@ -164,6 +169,7 @@ def check_responsiveness(
                 typed=focus.answer_type != "any",
                 absent_numbers=tuple(term for term in numbers if term not in with_context),
                 polar=polar,
+                unnamed=unnamed_kind(focus.question, claim.text),
             )
         )
     passing = [check for check in checks if check.passes]

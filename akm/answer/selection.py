@@ -310,7 +310,9 @@ _MONEY_QUESTION = re.compile(
 )
 _MONEY = re.compile(
     r"[$£€¥₹]\s?\d|\b\d[\d,.]*\s*(?:million|billion|thousand|m|bn|k)?\s*(?:dollars?|pounds?|euros?|pence|cents?|"
-    r"yen|francs?|marks?|rupees?|shillings?|guineas?|USD|GBP|EUR)\b|\b(?:free of charge|no charge|costs? nothing)\b",
+    r"yen|francs?|marks?|rupees?|shillings?|guineas?|kronor|krona|kroner|krone|kronur|zlotys?|złoty|forints?|"
+    r"lira|lire|liras|pesos?|yuan|renminbi|rubles?|roubles?|dinars?|dirhams?|baht|ringgits?|rupiah|"
+    r"USD|GBP|EUR|SEK|NOK|DKK|CHF|JPY|CNY|INR|CAD|AUD|PLN)\b|\b(?:free of charge|no charge|costs? nothing)\b",
     re.IGNORECASE,
 )
 # "How deep", "what is the height": the answer states that dimension ("38 metres high", "a depth of
@@ -504,11 +506,14 @@ _MEASURE_UNITS = frozenset(
 )
 
 
-def _states_count(text: str, noun: str) -> bool:
+def _states_count(text: str, noun: str, question: str = "") -> bool:
     """Whether ``text`` states a count of ``noun`` (a stem): a number that is not a bare year nor a
-    measure in some other unit, nor an amount of money. A number right before the noun counts
-    whatever it looks like. A text that speaks of the noun one at a time ("a member may hold at most
-    one plot") counts something per noun, not the noun, unless a number stands right before it."""
+    measure in some other unit, nor an amount of money, nor a day of a month ("14 October"), nor a
+    version ("version 2.4"), nor one the question names ("How many people contributed to Harbor
+    3.0?" is not answered by "3.0"). A number right before the noun counts whatever it looks like. A
+    text that speaks of the noun one at a time ("a member may hold at most one plot") counts something
+    per noun, not the noun, unless a number stands right before it."""
+    named = set(re.findall(r"\d+(?:[.,]\d+)*", question))
     candidates = []
     for match in _COUNT_CANDIDATE.finditer(text):
         words = re.findall(r"[A-Za-z][\w'’-]*", match.group("after"))
@@ -530,8 +535,16 @@ def _states_count(text: str, noun: str) -> bool:
             continue
         if _CURRENCY_BEFORE.search(text, 0, match.start()):
             continue  # "€35": an amount of money counts nothing
+        if number in named or _VERSION_BEFORE.search(text, 0, match.start()):
+            continue
+        if (words and MONTH.fullmatch(words[0])) or _MONTH_BEFORE.search(text, 0, match.start()):
+            continue  # "14 October", "October 14": a day of a month
         return True
     return False
+
+
+_VERSION_BEFORE = re.compile(r"\b(?:version|release|revision|v)\.?\s*$", re.IGNORECASE)
+_MONTH_BEFORE = re.compile(MONTH.pattern + r"\s*$", re.IGNORECASE)
 
 
 # "a member", "each plot", "per household": the noun one at a time (the word after the article).
@@ -551,7 +564,8 @@ _REASON_CUE = re.compile(
     re.IGNORECASE,
 )
 _PLACE_CUE = re.compile(
-    r"\b(?:in|at|near|from|on|across|throughout|under|inside|within|beside|outside|off|along)\s+"
+    r"\b(?:in|at|near|from|on|across|throughout|under|inside|within|beside|outside|off|along|behind|above|"
+    r"below|beneath|opposite|between|next\s+to)\s+"
     r"(?:the\s+|a\s+|an\s+)?(?P<words>[\w`~/'’-]+(?:[ \t]+[\w`~/'’-]+){0,2})",
     re.IGNORECASE,
 )
@@ -680,6 +694,48 @@ _PLACE_NOUNS = frozenset(
         "shore",
         "shores",
         "beach",
+        "cabinet",
+        "cabinets",
+        "cupboard",
+        "cupboards",
+        "shelf",
+        "shelves",
+        "drawer",
+        "drawers",
+        "locker",
+        "lockers",
+        "hood",
+        "hoods",
+        "fridge",
+        "freezer",
+        "corridor",
+        "corridors",
+        "hall",
+        "halls",
+        "floor",
+        "floors",
+        "basement",
+        "cellar",
+        "attic",
+        "lobby",
+        "entrance",
+        "lab",
+        "labs",
+        "laboratory",
+        "laboratories",
+        "warehouse",
+        "garage",
+        "yard",
+        "garden",
+        "gardens",
+        "kitchen",
+        "campus",
+        "site",
+        "bank",
+        "banks",
+        "folder",
+        "folders",
+        "directory",
         "cave",
         "caves",
         "estuary",
@@ -898,7 +954,7 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
             return bool(_NUMBER_WORD.search(text)) and bool(re.search(rf"\b(?:{words})", text, re.IGNORECASE))
         counted = counted_noun(question)
         if counted is not None:
-            return _states_count(text, counted)
+            return _states_count(text, counted, question)
         return bool(quantities(text)) or bool(_NUMBER_WORD.search(text))
     if answer_type == "reason":
         return bool(_REASON_CUE.search(text))
@@ -964,6 +1020,34 @@ def answered_kind_terms(question: str, text: str) -> set[str]:
     if _TIME_OR_FREQUENCY.search(text):
         credited |= _CLOCK_KIND & {stem(word) for word in _WORD.findall(question)}
     return credited
+
+
+# "Which database ...": a question for one particular thing of a kind.
+_WHICH_QUESTION = re.compile(r"^\s*which\s+(?P<kind>[A-Za-z][\w'’-]*)", re.IGNORECASE)
+# A term of code or a quoted name: `harbor migrate`, "retry_limit", api/v2.
+_CODE_OR_QUOTED = re.compile(r"`[^`]+`|\"[^\"]+\"|“[^”]+”|\b\w+[_/]\w+")
+# A name past a sentence's start, acronyms and inner capitals included ("SQLite", "AWS", "iOS").
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b(?:[A-Z][\w'’-]*|[a-z]+[A-Z][\w'’-]*)")
+
+
+def unnamed_kind(question: str, text: str) -> str | None:
+    """The kind a "which <kind>" question asks for, when ``text`` names nothing the question does not:
+    no name (a capitalised word past a sentence's start), no figure, no term of code or quoted name.
+    "Which database does Harbor use?" is not answered by "the migration of a state database takes
+    four minutes", which speaks of a database without saying which. None when the text names
+    something, or the question is of another form."""
+    which = _WHICH_QUESTION.search(question)
+    if which is None or which.group("kind").lower() in _STOPWORDS or answer_type_of(question) != "any":
+        return None
+    asked = {stem(word) for word in _WORD.findall(question)}
+    asked_figures = set(re.findall(r"\d+(?:[.,]\d+)*", question))
+    if any(stem(match.group()) not in asked for match in _NAME.finditer(text)):
+        return None
+    if set(re.findall(r"\d+(?:[.,]\d+)*", text)) - asked_figures:
+        return None
+    if any(match.group().strip('`"“”') not in question for match in _CODE_OR_QUOTED.finditer(text)):
+        return None
+    return which.group("kind")
 
 
 def _names_doer(text: str, question: str, asked: set[str]) -> bool:

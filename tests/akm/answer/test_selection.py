@@ -17,6 +17,7 @@ from akm.answer.selection import (
     question_focus,
     select_evidence,
     stem,
+    unnamed_kind,
     without_question,
 )
 from akm.answer.tidy import drop_non_answers, is_non_answer, refers_back
@@ -648,3 +649,48 @@ def test_the_kind_a_question_asks_for_is_met_by_an_instance_of_it() -> None:
         None,
     )
     assert not verdict.responsive, verdict.reason
+
+
+HARBOR_RELEASE = "Version 3.0 was released on 14 October 2026, eleven months after version 2.4."
+
+
+def test_a_count_is_no_day_no_version_and_no_number_the_question_names() -> None:
+    question = "How many people contributed to Harbor 3.0?"
+    assert answer_type_of(question) == "number"
+    assert not fills_answer_type(HARBOR_RELEASE, "number", question)
+    assert not fills_answer_type("They met on October 14 at the office.", "number", question)
+    assert fills_answer_type("Forty-two people contributed to this release.", "number", question)
+    assert fills_answer_type("By 1910 the mill employed 340 people.", "number", question)
+
+
+def test_a_which_question_is_answered_by_naming_one_of_its_kind() -> None:
+    question = "Which database does Harbor use to store job states?"
+    speaks_of_one = "The migration of a state database with a million finished jobs takes about four minutes."
+    assert unnamed_kind(question, speaks_of_one) == "database"
+    assert unnamed_kind(question, "Harbor keeps job states in a database.") == "database"
+    assert unnamed_kind(question, "Job states are kept in a SQLite database.") is None
+    assert unnamed_kind(question, "The state database lives in `/var/lib/harbor`.") is None
+    assert (
+        unnamed_kind("Which Python version does Harbor 3.0 require?", "Harbor 3.0 needs Python 3.11.") is None
+    )
+    # Other forms of question are not judged here.
+    assert unnamed_kind("What does Harbor store in its database?", speaks_of_one) is None
+    context = f"Stop the scheduler and back up the state database. {speaks_of_one}"
+    verdict = check_responsiveness(question_focus(question), [_claim(speaks_of_one, context)], None)
+    assert not verdict.responsive
+    assert "names no database (asked which)" in verdict.reason
+    named = "Harbor stores job states in a SQLite database."
+    verdict = check_responsiveness(question_focus(question), [_claim(named, named)], None)
+    assert verdict.responsive, verdict.reason
+
+
+def test_prices_in_other_currencies_and_places_behind_or_in_cabinets() -> None:
+    question = "How much does entry to the museum cost for adults?"
+    assert fills_answer_type("Entry costs 80 kronor for adults.", "number", question)
+    assert fills_answer_type("A ticket is 120 SEK.", "number", question)
+    assert not fills_answer_type("The museum is open from May to September.", "number", question)
+    assembly = "Where is the assembly point in case of fire?"
+    assert fills_answer_type("The assembly point is the car park behind building D.", "place", assembly)
+    assert not fills_answer_type("Pull the nearest alarm and leave quickly.", "place", assembly)
+    solvents = "Where are flammable solvents stored?"
+    assert fills_answer_type("Solvents are stored in the yellow cabinets.", "place", solvents)
