@@ -963,6 +963,9 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
         deed = _DEED_QUESTION.search(question)
         if deed and not _names_deed(text, deed.group("verb").lower()):
             return False
+        done = _DOER_QUESTION.search(question)
+        if not deed and done and not _mentions_verb(text, done.group("verb")):
+            return False
         if _names_doer(text, question, asked):
             return True
         if _PERMISSION_QUESTION.search(question):
@@ -1048,6 +1051,16 @@ def unnamed_kind(question: str, text: str) -> str | None:
     if any(match.group().strip('`"“”') not in question for match in _CODE_OR_QUOTED.finditer(text)):
         return None
     return which.group("kind")
+
+
+def _mentions_verb(text: str, verb: str) -> bool:
+    """Whether ``text`` speaks of the deed a "who <verb>ed ..." question asks about, in any form: a
+    name in a sentence that does not say "fumbled" does not say who fumbled."""
+    asked = stem(verb)
+    return any(
+        word == asked or word.startswith(asked) or (len(asked) >= 5 and word[:5] == asked[:5])
+        for word in (stem(token) for token in _WORD.findall(text))
+    )
 
 
 def _names_doer(text: str, question: str, asked: set[str]) -> bool:

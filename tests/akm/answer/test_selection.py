@@ -694,3 +694,12 @@ def test_prices_in_other_currencies_and_places_behind_or_in_cabinets() -> None:
     assert not fills_answer_type("Pull the nearest alarm and leave quickly.", "place", assembly)
     solvents = "Where are flammable solvents stored?"
     assert fills_answer_type("Solvents are stored in the yellow cabinets.", "place", solvents)
+
+
+def test_who_did_it_needs_the_deed_in_the_text() -> None:
+    question = "Who fumbled the ball on 3rd-and-9?"
+    drive = "With 4:51 left, Carolina got the ball on their own 24-yard line and soon faced 3rd-and-9."
+    assert not fills_answer_type(drive, "person", question)
+    assert fills_answer_type("On the next play the ball was fumbled by Cam Newton.", "person", question)
+    assert fills_answer_type("In 1486 she married Henry Tudor.", "person", "Who married Elizabeth of York?")
+    assert fills_answer_type("It was restored by volunteers.", "person", "Who restored the Margaret Rose?")
