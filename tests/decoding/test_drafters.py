@@ -367,32 +367,23 @@ def test_a_benched_member_stays_benched_on_the_next_request(
     assert second.calls <= steps // 16 + 1 < first.calls, (first.calls, second.calls)
 
 
-def test_composite_scores_members_it_did_not_choose() -> None:
-    tracker = AcceptanceTracker()
-    reference = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
-    first = FixedDrafter("first", reference, length=3, match_length=8)
-    second = FixedDrafter("second", reference, length=3, match_length=1, wrong=True)
-    composite = CompositeDrafter([first, second], tracker)
-    assert composite.propose(reference[:2], 3).source == "first"
-    # The step committed four tokens: "first" is scored on all three positions, "second" reached
-    # only position 1, where it was wrong (positions after a rejection are never reached).
-    composite.propose(reference[:6], 3)
-    assert tracker.counts[("first", -1, False)] == [[1, 1], [1, 1], [1, 1]]
-    assert tracker.counts[("second", -1, False)] == [[1, 0]]
-
-
-def test_a_member_not_chosen_is_scored_on_its_first_token_only() -> None:
-    # Its later positions are decided only where the chosen proposal agreed with it, where it is
-    # likelier right: counting them would overstate it.
+@pytest.mark.parametrize(("wrong", "counted"), [(True, [[1, 0]]), (False, [[1, 1]])], ids=["wrong", "right"])
+def test_composite_scores_members_it_did_not_choose_on_their_first_token(
+    wrong: bool, counted: list[list[int]]
+) -> None:
     tracker = AcceptanceTracker()
     reference = list(range(12))
     chosen = FixedDrafter("chosen", reference, length=3, match_length=8)
-    other = FixedDrafter("other", reference, length=3, match_length=1)
+    other = FixedDrafter("other", reference, length=3, match_length=1, wrong=wrong)
     composite = CompositeDrafter([chosen, other], tracker)
     assert composite.propose(reference[:2], 3).source == "chosen"
+    # The step committed four tokens: the chosen member is scored on all three positions. The other
+    # is scored on its first token only, right or wrong: past it, its positions are decided only
+    # where the chosen proposal agreed with it, where it is likelier right, so counting them would
+    # overstate it.
     composite.propose(reference[:6], 3)
     assert tracker.counts[("chosen", -1, False)] == [[1, 1], [1, 1], [1, 1]]
-    assert tracker.counts[("other", -1, False)] == [[1, 1]]
+    assert tracker.counts[("other", -1, False)] == counted
 
 
 def test_a_guess_no_other_member_backs_is_scored_apart() -> None:
