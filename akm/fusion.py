@@ -17,6 +17,7 @@ Raw lane scores are never read here (E6): only ranks and recorded policy.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -108,7 +109,14 @@ class FusionSettings:
 
     @classmethod
     def from_manifest(cls, manifest: Manifest, **overrides: object) -> FusionSettings:
-        """Settings from the manifest's fusion and ranking policy; keyword overrides win."""
+        """Settings from the manifest's fusion and ranking policy; keyword overrides win.
+
+        A ``max_rows`` below the manifest's final rows keeps the manifest's share of rows that
+        must come from distinct sources, rounded up, unless ``unique_sources_when_available`` is
+        given too: 5 unique sources in 20 final rows become 1 in 3, so that a cut to a few rows
+        keeps the best candidates (the per-source cap still bounds any one source) instead of
+        the first candidate of each of 3 sources, however weak.
+        """
         policy = manifest.fusion
         known_fields = {"sourceId", "sourceType", "collection", "authority", "projectScope"}
         settings = cls(
@@ -120,6 +128,14 @@ class FusionSettings:
             unique_sources_when_available=policy.diversity.require_unique_sources_when_available,
             authority_order=tuple(manifest.ranking_policy.authority_order),
         )
+        rows = overrides.get("max_rows")
+        if (
+            isinstance(rows, int)
+            and 0 < rows < settings.max_rows
+            and "unique_sources_when_available" not in overrides
+        ):
+            share = settings.unique_sources_when_available * rows / settings.max_rows
+            overrides = {**overrides, "unique_sources_when_available": math.ceil(share)}
         return replace(settings, **overrides)  # type: ignore[arg-type]
 
     def parameters(self) -> dict[str, object]:

@@ -7,6 +7,7 @@ import pytest
 
 from akm.contract.models import EvidenceRow
 from akm.fusion import FusionError, FusionSettings, NeighbourContext, expand_winners, fuse
+from akm.manifest import DEFAULT_MANIFEST_FILE, load_manifest
 
 Validator = Callable[[dict[str, Any], str], None]
 
@@ -158,6 +159,35 @@ def test_diversity_puts_distinct_sources_first(make_row):
     ]
     result = fuse(candidates, FusionSettings(per_source_cap=2, unique_sources_when_available=2))
     assert _sources(result.winners) == ["docs/s.md", "docs/t.md", "docs/s.md"]
+
+
+def test_a_cut_to_a_few_rows_keeps_the_manifest_s_share_of_distinct_sources(make_row, tmp_path, monkeypatch):
+    # The default manifest asks for 5 distinct sources in 20 final rows. Cut to 3 rows, promoting
+    # each source's first candidate would leave out the second section of the best document, found
+    # first by both lanes, for the best candidates of two other documents, however weak.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs").mkdir()
+    manifest = load_manifest(DEFAULT_MANIFEST_FILE)
+    candidates = [
+        make_row("bakery", "qmd-lexical", 1, chunk=1),
+        make_row("bakery", "qmd-semantic", 1, chunk=2),
+        make_row("trail", "qmd-lexical", 5),
+        make_row("minutes", "qmd-semantic", 8),
+        make_row("orbit", "qmd-semantic", 16),
+    ]
+    cut = FusionSettings.from_manifest(manifest, max_rows=3)
+    assert cut.unique_sources_when_available == 1  # ceil(5 * 3 / 20)
+    assert _sources(fuse(candidates, cut).winners) == ["docs/bakery.md", "docs/bakery.md", "docs/trail.md"]
+    assert cut.parameters()["uniqueSourcesWhenAvailable"] == 1  # recorded as applied
+    # The manifest's own final rows, or an explicit setting, keep the rule as written.
+    whole = FusionSettings.from_manifest(manifest)
+    assert whole.unique_sources_when_available == 5
+    assert _sources(fuse(candidates, whole).winners)[:4] == [
+        "docs/bakery.md", "docs/trail.md", "docs/minutes.md", "docs/orbit.md"
+    ]  # fmt: skip
+    explicit = FusionSettings.from_manifest(manifest, max_rows=3, unique_sources_when_available=3)
+    assert explicit.unique_sources_when_available == 3
+    assert FusionSettings.from_manifest(manifest, max_rows=8).unique_sources_when_available == 2
 
 
 def test_every_winner_has_a_contribution_and_everything_validates(make_row, contract_validator: Validator):
