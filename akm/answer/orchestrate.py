@@ -50,10 +50,10 @@ from akm.answer.results import (
     GeneratedAnswer,
     source_path,
 )
-from akm.answer.selection import Selection, content_terms, select_evidence
+from akm.answer.selection import ScoredSentence, Selection, content_terms, select_evidence
 from akm.answer.tidy import drop_non_answers, tidy_answer
 from akm.bundle import ClaimJudgement, PacketBundle, fresh_rows, save_packet_bundle
-from akm.claims import extract_claims
+from akm.claims import TextSpan, extract_claims, row_header, table_header
 from akm.contract.models import EvidencePacket, EvidenceRow, LaneRun
 from akm.direct_read import DirectReadOutcome, direct_read
 from akm.embedding import Embedder
@@ -258,7 +258,7 @@ def _answer_stream(
     important = important_claim_classes(manifest)
     generated = GeneratedAnswer(text="", decode={})
     if worth_generating(selection):
-        prompt = build_prompt(retrieval.query, [sentence.text for sentence in selection.sentences])
+        prompt = build_prompt(retrieval.query, [_prompt_text(sentence) for sentence in selection.sentences])
         with clock.stage("decoding"):
             generated = yield from generator.stream(
                 prompt,
@@ -338,6 +338,13 @@ def _answer_stream(
         timings_ms=dict(clock.timings_ms),
         selection=selection_record,
     )
+
+
+def _prompt_text(sentence: ScoredSentence) -> str:
+    """The sentence as the generator reads it: a table row after its table's header row, which
+    says what each of its cells is."""
+    header = table_header(sentence.evidence.passage, TextSpan(sentence.start, sentence.end))
+    return sentence.text if header is None else f"{header.slice(sentence.evidence.passage)}\n{sentence.text}"
 
 
 def worth_generating(selection: Selection) -> bool:
@@ -428,8 +435,11 @@ def _checked(
             context=" ".join(
                 passages[row_id].passage for row_id in assessment.support_row_ids if row_id in passages
             ),
+            # What the passage's headings name, and a quoted table row's column headers.
             heading=" ".join(
                 " ".join(passages[row_id].row.scope.locator.heading_path or ())
+                + " "
+                + row_header(passages[row_id].passage, assessment.claim.text)
                 for row_id in assessment.support_row_ids
                 if row_id in passages
             ),

@@ -36,6 +36,7 @@ from akm.answer.selection import (
     combined_score,
     content_terms,
     fills_answer_type,
+    mentions_event,
     question_similarities,
     unnamed_kind,
 )
@@ -92,6 +93,9 @@ class _ClaimCheck:
     polar: bool = False
     # The kind a "which <kind>" question asks for, where the claim names no thing of it.
     unnamed: str | None = None
+    # False for a date question whose claim and passage speak only of whom or what it names, not of
+    # what happened ("What year did Tesla die?" and a year of Tesla's patents).
+    event: bool = True
 
     @property
     def focus_min(self) -> float:
@@ -109,6 +113,7 @@ class _ClaimCheck:
             and self.refers is None
             and not self.absent_numbers
             and self.unnamed is None
+            and self.event
             and typed_ok
             and self.focus >= self.focus_min - 1e-9
             and close
@@ -135,6 +140,7 @@ class _ClaimCheck:
                 else ""
             )
             + ("" if self.unnamed is None else f", names no {self.unnamed} (asked which)")
+            + ("" if self.event else ", says not what happened then")
         )
 
 
@@ -170,6 +176,8 @@ def check_responsiveness(
                 absent_numbers=tuple(term for term in numbers if term not in with_context),
                 polar=polar,
                 unnamed=unnamed_kind(focus.question, claim.text),
+                event=focus.answer_type != "date"
+                or mentions_event(f"{claim.text} {claim.context}", focus.question),
             )
         )
     passing = [check for check in checks if check.passes]

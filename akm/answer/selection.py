@@ -32,7 +32,7 @@ from typing import Literal
 
 import numpy as np
 
-from akm.claims import TextSpan, sentence_spans
+from akm.claims import sentence_spans, table_header
 from akm.claims.quantities import DAY_OF_MONTH, MONTH, WEEKDAY, mentions_date, quantities
 from akm.embedding import Embedder, EmbeddingModelError
 from akm.support import ReadEvidence
@@ -830,6 +830,9 @@ def stem(word: str) -> str:
         return word[:-1]
     if len(word) == 5 and word.endswith("ed") and word[2] not in "aeiouy":
         return word[:-2]
+    # A three-letter verb in "-ie": "died" and "dies" meet "die".
+    if len(word) == 4 and word.endswith(("ied", "ies")):
+        return word[:-1]
     return _without_final_e(word[:7])
 
 
@@ -888,8 +891,14 @@ def question_focus(question: str) -> QuestionFocus:
     weights: dict[str, float] = {}
     words = _WORD.findall(question)
     duration = bool(_DURATION_QUESTION.search(question))
+    # "In what year did ...": the word the question asks with, not what it is about.
+    dated = _DATE_QUESTION.search(question)
+    asked_with = dated.group().split()[-1].lower() if dated and len(dated.group().split()) > 1 else None
     for index, word in enumerate(words):
         if word.lower() in _STOPWORDS:
+            continue
+        if asked_with is not None and word.lower() == asked_with:
+            asked_with = None
             continue
         if duration and (
             (word.lower() == "long" and index > 0 and words[index - 1].lower() == "how")
@@ -906,11 +915,31 @@ def question_focus(question: str) -> QuestionFocus:
     return QuestionFocus(question=question, weights=weights, answer_type=answer_type_of(question))
 
 
+# The question word a question opens with ("In which ...", "Who ..."): what it asks for; a "how
+# many" further on belongs to a clause of it ("Which setting sets how many files are uploaded?").
+_OPENING_QUESTION_WORD = re.compile(
+    r"^\s*(?:(?:in|on|at|for|to|from|by|with|during|of|under|after|before)\s+)?"
+    r"(which|what|who|whom|whose|where|when|why|how)\b",
+    re.IGNORECASE,
+)
+
+
 def answer_type_of(question: str) -> AnswerType:
     """The kind of answer the question's wording asks for ("any" when it does not say)."""
     if _DATE_QUESTION.search(question):
         return "date"
-    if _NUMBER_QUESTION.search(question):
+    number = _NUMBER_QUESTION.search(question)
+    opening = _OPENING_QUESTION_WORD.match(question)
+    if (
+        number
+        and (
+            opening is None
+            or opening.group(1).lower() == "how"
+            or number.start() <= opening.start(1)
+            # "What does it cost, and how much is the fee?": a second question, not a clause.
+            or re.search(r"(?:,|\band|\bor)\s*$", question[: number.start()])
+        )
+    ):
         return "number"
     if _PERSON_QUESTION.search(question):
         return "person"
@@ -1053,6 +1082,68 @@ def unnamed_kind(question: str, text: str) -> str | None:
     return which.group("kind")
 
 
+# Irregular past forms and nouns of a few verbs, to the word a question asks with ("When did they
+# win?" is answered by "they won"; "When did Tesla die?" by "his death").
+_ASKED_FORM: dict[str, str] = {
+    "won": "win", "began": "begin", "begun": "begin", "built": "build", "became": "become",
+    "left": "leave", "took": "take", "taken": "take", "bought": "buy", "sold": "sell",
+    "held": "hold", "met": "meet", "fell": "fall", "fallen": "fall", "lost": "lose", "made": "make",
+    "gave": "give", "given": "give", "wrote": "write", "written": "write", "came": "come",
+    "went": "go", "gone": "go", "got": "get", "ran": "run", "saw": "see", "seen": "see",
+    "told": "tell", "said": "say", "brought": "bring", "sent": "send", "spent": "spend",
+    "kept": "keep", "grew": "grow", "grown": "grow", "knew": "know", "known": "know",
+    "flew": "fly", "flown": "fly", "broke": "break", "broken": "break", "chose": "choose",
+    "chosen": "choose", "drove": "drive", "driven": "drive", "rose": "rise", "risen": "rise",
+    "spoke": "speak", "spoken": "speak", "threw": "throw", "thrown": "throw", "drew": "draw",
+    "drawn": "draw", "shot": "shoot", "led": "lead", "sank": "sink", "sunk": "sink",
+    "struck": "strike", "taught": "teach", "caught": "catch", "fought": "fight", "stood": "stand",
+    "paid": "pay", "laid": "lay", "fled": "flee", "froze": "freeze", "frozen": "freeze",
+    "rode": "ride", "ridden": "ride", "wore": "wear", "worn": "wear", "sang": "sing", "sung": "sing",
+    "death": "die", "dead": "die", "birth": "born", "marriage": "marry", "arrival": "arrive",
+    "departure": "depart", "founding": "found", "foundation": "found",
+}  # fmt: skip
+# Words a date question asks with ("In what year ...", "at what time ...") rather than about.
+_DATE_WORDS = frozenset(
+    {
+        "year",
+        "years",
+        "date",
+        "dates",
+        "day",
+        "days",
+        "month",
+        "months",
+        "century",
+        "decade",
+        "era",
+        "period",
+        "time",
+    }
+)
+
+
+def mentions_event(text: str, question: str) -> bool:
+    """Whether ``text`` speaks of what a date question asks about, beyond whom or what it names: one
+    of the question's words that is no name, no number and no word of asking ("year", "when") is
+    there in some form ("die" in "died" or "death", "open" in "opened"). True for a question of
+    names only ("When was the Treaty of Rome?")."""
+    words = _WORD.findall(question)
+    wanted = [
+        word.lower()
+        for index, word in enumerate(words)
+        if word.lower() not in _STOPWORDS
+        and word.lower() not in _DATE_WORDS
+        and not (index > 0 and word[:1].isupper())
+        and not _NUMBER.search(word)
+    ]
+    if not wanted:
+        return True
+    said = [token.lower() for token in _WORD.findall(text)]
+    return any(
+        _ASKED_FORM.get(token) == word or _mentions_verb(token, word) for word in wanted for token in said
+    )
+
+
 def _mentions_verb(text: str, verb: str) -> bool:
     """Whether ``text`` speaks of the deed a "who <verb>ed ..." question asks about, in any form: a
     name in a sentence that does not say "fumbled" does not say who fumbled."""
@@ -1185,34 +1276,6 @@ def question_similarities(
     return [float(value) for value in scores]
 
 
-_TABLE_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
-_TABLE_RULE = re.compile(r"^[ \t]*\|[ \t:|-]*\|[ \t]*$")
-
-
-def answer_units(passage: str) -> list[TextSpan]:
-    """Sentences of a passage, with each Markdown table row a unit of its own (rules left out)."""
-    units: list[TextSpan] = []
-    position = 0
-    prose_start: int | None = None
-    for line in passage.splitlines(keepends=True):
-        start, position = position, position + len(line)
-        if _TABLE_ROW.match(line):
-            if prose_start is not None:
-                units.extend(_shifted(sentence_spans(passage[prose_start:start]), prose_start))
-                prose_start = None
-            if not _TABLE_RULE.match(line):
-                units.append(TextSpan(start, start + len(line.rstrip())))
-        elif prose_start is None:
-            prose_start = start
-    if prose_start is not None:
-        units.extend(_shifted(sentence_spans(passage[prose_start:]), prose_start))
-    return units
-
-
-def _shifted(spans: Sequence[TextSpan], offset: int) -> list[TextSpan]:
-    return [TextSpan(span.start + offset, span.end + offset) for span in spans]
-
-
 def without_question(text: str, question: str) -> str:
     """``text`` with every verbatim copy of ``question`` taken out (case, spacing and a closing
     question mark aside). Unchanged for a question of fewer than ``MIN_QUOTED_QUESTION_WORDS`` words,
@@ -1237,13 +1300,16 @@ def score_sentences(
     for item in evidence:
         heading_terms = set(content_terms(_heading_words(item)))
         context_terms = set(content_terms(without_question(item.passage, focus.question))) | heading_terms
-        for span in answer_units(item.passage):
+        for span in sentence_spans(item.passage):
             text = without_question(span.slice(item.passage), focus.question)
             if len(re.findall(r"\w+", text)) < MIN_SENTENCE_WORDS:
                 continue
-            spans.append(
-                (item, span.start, span.end, text, set(content_terms(text)), heading_terms, context_terms)
+            # A table row's column headers name what each of its cells is, as a heading does.
+            header = table_header(item.passage, span)
+            named = (
+                heading_terms | set(content_terms(header.slice(item.passage))) if header else heading_terms
             )
+            spans.append((item, span.start, span.end, text, set(content_terms(text)), named, context_terms))
     similarities = question_similarities(embedder, focus.question, [text for _, _, _, text, *_ in spans])
     scored: list[ScoredSentence] = []
     for (item, start, end, text, terms, heading_terms, context_terms), similarity in zip(

@@ -14,7 +14,15 @@ from akm.claims.extraction import (
     split_clauses,
 )
 from akm.claims.quantities import Quantity, mentions_date, months, quantities, same_amount
-from akm.claims.segmentation import TextSpan, cited_evidence, claim_text, sentence_spans, strip_citations
+from akm.claims.segmentation import (
+    TextSpan,
+    cited_evidence,
+    claim_text,
+    row_header,
+    sentence_spans,
+    strip_citations,
+    table_header,
+)
 
 __all__ = [
     "CLAIM_CLASSES",
@@ -31,8 +39,10 @@ __all__ = [
     "mentions_date",
     "months",
     "quantities",
+    "row_header",
     "same_amount",
     "sentence_spans",
     "split_clauses",
     "strip_citations",
+    "table_header",
 ]

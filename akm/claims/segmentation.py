@@ -23,6 +23,9 @@ CITATION = re.compile(r"\[\s*E\d+(?:\s*[,;–-]\s*E?\d+)*\s*\]")
 _CITATION_LABEL = re.compile(r"E?(\d+)")
 _HEADING = re.compile(r"[ \t]*(?:#{1,6}\s|(?:[-*_][ \t]*){3,}$)")
 _EMPHASIS = re.compile(r"\*\*|__|`+|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)")
+# A Markdown table row ("| a | b |") is a unit of its own; its rule ("|---|---|") states nothing.
+_TABLE_ROW = re.compile(r"[ \t]*\|.*\|[ \t]*$")
+_TABLE_RULE = re.compile(r"[ \t]*\|[ \t:|-]*\|[ \t]*$")
 _BULLET = re.compile(r"[ \t]*(?:[-*•·▪‣]|\d{1,3}[.)]|[a-z][.)])[ \t]+")
 # A terminator candidate: ., ! or ? (runs allowed), optional closing quotes/brackets.
 _TERMINATOR = re.compile(r"[.!?]+[\"'”’)\]]*")
@@ -55,7 +58,8 @@ def _is_abbreviation(text: str, dot: int) -> bool:
 
 
 def _line_blocks(text: str) -> list[TextSpan]:
-    """Split at blank lines and at lines that start a list item; join wrapped lines otherwise."""
+    """Split at blank lines, at lines that start a list item and around each table row; join
+    wrapped lines otherwise."""
     blocks: list[TextSpan] = []
     start: int | None = None
     end = 0
@@ -65,10 +69,18 @@ def _line_blocks(text: str) -> list[TextSpan]:
         stripped = line.strip()
         bullet = _BULLET.match(line)
         # Headings and rules title or separate the answer; they state nothing.
-        if not stripped or _HEADING.match(line):
+        if not stripped or _HEADING.match(line) or _TABLE_RULE.match(line):
             if start is not None:
                 blocks.append(TextSpan(start, end))
                 start = None
+            continue
+        if _TABLE_ROW.match(line):
+            if start is not None:
+                blocks.append(TextSpan(start, end))
+                start = None
+            blocks.append(
+                TextSpan(line_start + len(line) - len(line.lstrip()), line_start + len(line.rstrip()))
+            )
             continue
         content_start = line_start + (bullet.end() if bullet else len(line) - len(line.lstrip()))
         content_end = line_start + len(line.rstrip())
@@ -114,7 +126,8 @@ def _sentences_in_block(text: str, block: TextSpan) -> list[TextSpan]:
 
 
 def sentence_spans(text: str) -> list[TextSpan]:
-    """Sentences (and list items) of ``text`` as spans without surrounding whitespace or bullets.
+    """Sentences, list items and Markdown table rows of ``text`` as spans without surrounding
+    whitespace or bullets (a table row is one unit, whatever its cells hold).
 
     A period ends a sentence only when whitespace and a capital letter, digit or opening
     quote/bracket follow, and it does not close a known abbreviation or an initial; so
@@ -122,8 +135,52 @@ def sentence_spans(text: str) -> list[TextSpan]:
     """
     spans: list[TextSpan] = []
     for block in _line_blocks(text):
-        spans.extend(_sentences_in_block(text, block))
+        if _TABLE_ROW.fullmatch(block.slice(text)):
+            spans.append(block)
+        else:
+            spans.extend(_sentences_in_block(text, block))
     return spans
+
+
+def table_header(text: str, row: TextSpan) -> TextSpan | None:
+    """The header row of the Markdown table whose body holds ``row`` (a span inside a table row).
+
+    None when the row is no body row: outside a table, the header itself, or in a table without a
+    rule under its first row (then no row is marked as the header).
+    """
+    lines: list[TextSpan] = []
+    position = 0
+    for line in text.splitlines(keepends=True):
+        lines.append(TextSpan(position, position + len(line.rstrip())))
+        position += len(line)
+    at = next((index for index, line in enumerate(lines) if line.start <= row.start <= line.end), None)
+    if (
+        at is None
+        or not _TABLE_ROW.fullmatch(lines[at].slice(text))
+        or _TABLE_RULE.fullmatch(lines[at].slice(text))
+    ):
+        return None
+    top = at
+    while top > 0 and _TABLE_ROW.fullmatch(lines[top - 1].slice(text)):
+        top -= 1
+    if at <= top + 1 or not _TABLE_RULE.fullmatch(lines[top + 1].slice(text)):
+        return None
+    header = lines[top]
+    indent = len(header.slice(text)) - len(header.slice(text).lstrip())
+    return TextSpan(header.start + indent, header.end)
+
+
+def row_header(text: str, claim: str) -> str:
+    """The header row of the table row of ``text`` that ``claim`` quotes ("" when it quotes none)."""
+    wanted = claim_text(claim)
+    if not wanted.startswith("|"):
+        return ""
+    for span in sentence_spans(text):
+        row = span.slice(text)
+        if row.startswith("|") and claim_text(row) == wanted:
+            header = table_header(text, span)
+            return header.slice(text) if header is not None else ""
+    return ""
 
 
 def strip_citations(text: str) -> str:

@@ -249,7 +249,7 @@ def negated(text: str, text_words: list[Word]) -> bool:
 
 
 _SCOPE_WORDS = 5
-_SCOPE_BREAK = re.compile(r"[,;:.()]|\bbut\b|\bwhereas\b|\bwhile\b", re.IGNORECASE)
+_SCOPE_BREAK = re.compile(r"[,;:.()|]|\bbut\b|\bwhereas\b|\bwhile\b", re.IGNORECASE)
 
 
 # Privative nouns followed by "of" name an absence ("lack of FGF21 leads to ...") rather than

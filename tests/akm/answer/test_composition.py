@@ -26,8 +26,14 @@ DATE_SENTENCE = "Construction began in 1921 and the bridge was opened to traffic
 
 @pytest.fixture
 def answers(tmp_path: Path) -> Iterator[Any]:
+    yield from _answers(tmp_path)
+
+
+def _answers(tmp_path: Path, extra_docs: dict[str, str] | None = None) -> Iterator[Any]:
     root = tmp_path / "project"
     shutil.copytree(FIXTURE_DOCS, root / "docs")
+    for name, text in (extra_docs or {}).items():
+        (root / "docs" / name).write_text(text, encoding="utf-8")
     (root / "config").mkdir()
     shutil.copy(DEFAULT_MANIFEST_FILE, root / "config" / "manifest.yaml")
     store = open_store(f"sqlite:///{tmp_path / 'store.sqlite3'}")
@@ -45,8 +51,10 @@ def answers(tmp_path: Path) -> Iterator[Any]:
             generator=generator,
         )
 
-    yield ask, store
-    store.close()
+    try:
+        yield ask, store
+    finally:
+        store.close()
 
 
 def test_off_topic_passages_are_recorded_as_selection_rejections(answers: Any) -> None:
@@ -172,3 +180,55 @@ def test_a_count_question_needs_a_count(
         assert reasons[0].startswith(NO_ANSWER_REASON)
     else:
         assert in_answer in result.answer
+
+
+# A settings table: the header row says what each cell is; another row's "none" and "never" are no
+# negation of the row that answers.
+ORBIT = """# orbit
+
+orbit keeps a local folder and a remote bucket in sync.
+
+## Configuration
+
+orbit reads its settings from `~/.config/orbit/orbit.toml`.
+
+| setting | environment variable | default | meaning |
+|---|---|---|---|
+| `bucket` | `ORBIT_BUCKET` | none | the remote bucket to sync with |
+| `parallel` | `ORBIT_PARALLEL` | 4 | how many files are uploaded at the same time |
+| `ignore` | `ORBIT_IGNORE` | `.git` | patterns that are never synced |
+"""
+ROW = "| `parallel` | `ORBIT_PARALLEL` | 4 | how many files are uploaded at the same time |"
+HEADER = "| setting | environment variable | default | meaning |"
+
+
+@pytest.mark.parametrize(
+    ("generated", "composition"),
+    [
+        pytest.param(
+            "ORBIT_PARALLEL sets how many files are uploaded at the same time.", "generated", id="generated"
+        ),
+        pytest.param("The answer to this question is: `parallel`", "quoted", id="quoted-row"),
+    ],
+)
+def test_a_table_row_answers_with_its_header_in_the_prompt(
+    tmp_path: Path, generated: str, composition: str
+) -> None:
+    project = _answers(tmp_path, {"orbit.md": ORBIT})
+    ask, _ = next(project)
+    generator = FixedGenerator(generated)
+    try:
+        result = ask(
+            "Which environment variable sets how many files are uploaded at the same time?", generator
+        )
+    finally:
+        project.close()
+    (prompt,) = generator.prompts
+    # The row reaches the generator after its header row, which says which cell is the variable.
+    assert f"{HEADER} {ROW}" in " ".join(prompt.passages)
+    reasons = result.packet.verification.verdict_reasons
+    assert result.verdict == "PASS", reasons
+    assert result.selection["composition"] == composition
+    assert "ORBIT_PARALLEL" in result.answer
+    assert result.claims and all(claim.status == "supported" for claim in result.claims)
+    assert packet_findings(result.packet.to_json()) == []

@@ -14,6 +14,7 @@ from akm.answer.selection import (
     content_terms,
     counted_noun,
     fills_answer_type,
+    mentions_event,
     question_focus,
     select_evidence,
     stem,
@@ -145,6 +146,13 @@ def test_without_question(text: str, question: str, expected: str) -> None:
         pytest.param("Which city hosts the festival?", "place", id="which-city"),
         pytest.param("Why do bees dance?", "reason", id="why"),
         pytest.param("What is the track gauge?", "any", id="what"),
+        pytest.param(
+            "Which environment variable sets how many files are uploaded at the same time?",
+            "any",
+            id="which-kind-with-a-how-many-clause",
+        ),
+        pytest.param("Who decides how much money is spent?", "person", id="who-with-a-how-much-clause"),
+        pytest.param("What does it cost, and how much is the fee?", "number", id="a-second-question"),
     ],
 )
 def test_answer_type_of(question: str, expected: str) -> None:
@@ -703,3 +711,42 @@ def test_who_did_it_needs_the_deed_in_the_text() -> None:
     assert fills_answer_type("On the next play the ball was fumbled by Cam Newton.", "person", question)
     assert fills_answer_type("In 1486 she married Henry Tudor.", "person", "Who married Elizabeth of York?")
     assert fills_answer_type("It was restored by volunteers.", "person", "Who restored the Margaret Rose?")
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "answers"),
+    [
+        ("What year did Tesla die?", "Tesla's patents were upheld in 1903, Marconi's in 1904.", False),
+        ("What year did Tesla die?", "Tesla died on 7 January 1943 in New York.", True),
+        ("When did Tesla die?", "After his death in 1943 his papers went to Belgrade.", True),
+        ("When did the Panthers win the Super Bowl?", "The Panthers won Super Bowl 50 in 2016.", True),
+        ("When did the Panthers win the Super Bowl?", "The Panthers played Super Bowl 50 in 2016.", False),
+        ("When is the next council meeting?", "The next meeting will be held on 10 December 2026.", True),
+        ("When was the Treaty of Rome?", "The Treaty of Rome dates from 1957.", True),
+    ],
+    ids=[
+        "a-year-beside-the-name",
+        "died",
+        "death",
+        "won-for-win",
+        "played-is-not-won",
+        "meeting",
+        "names-only",
+    ],
+)
+def test_a_date_question_needs_the_text_to_speak_of_what_happened(
+    question: str, text: str, answers: bool
+) -> None:
+    assert mentions_event(text, question) is answers
+
+
+def test_a_year_beside_the_name_does_not_answer_when_it_happened() -> None:
+    question = "What year did Tesla die?"
+    patents = "Tesla's patents were upheld in 1903, Marconi's in 1904."
+    verdict = check_responsiveness(question_focus(question), [_claim(patents, patents)], None)
+    assert not verdict.responsive
+    assert "says not what happened then" in verdict.reason
+    # The passage may speak of it where the claim only gives the date.
+    died = f"{patents} Tesla died in New York in 1943."
+    verdict = check_responsiveness(question_focus(question), [_claim("Tesla: 1856-1943.", died)], None)
+    assert verdict.responsive, verdict.reason

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from akm.claims import cited_evidence, sentence_spans, strip_citations
+from akm.claims import cited_evidence, row_header, sentence_spans, strip_citations, table_header
 
 
 def sentences(text: str) -> list[str]:
@@ -57,6 +57,52 @@ def test_sentence_spans(text: str, expected: list[str]) -> None:
 def test_spans_index_the_original_text() -> None:
     text = "  Alpha is on [E1].\n\n- Beta is off.\n"
     assert [(span.start, span.end) for span in sentence_spans(text)] == [(2, 19), (23, 35)]
+
+
+HUTS = (
+    "There are three huts on the loop:\n"
+    "| hut | beds | water |\n"
+    "|---|---|---|\n"
+    "| Orre Hut | 24 | spring water, safe to drink. Ask the warden. |\n"
+    "| Moraine Hut | 12 | none |\n"
+    "The Orre Hut is the oldest.\n"
+)
+
+
+def test_a_table_row_is_one_unit_and_its_rule_none() -> None:
+    # The prose line before the table is no part of its first row, and a row is never cut at a
+    # period inside a cell.
+    assert sentences(HUTS) == [
+        "There are three huts on the loop:",
+        "| hut | beds | water |",
+        "| Orre Hut | 24 | spring water, safe to drink. Ask the warden. |",
+        "| Moraine Hut | 12 | none |",
+        "The Orre Hut is the oldest.",
+    ]
+
+
+def test_the_header_of_a_table_row() -> None:
+    spans = sentence_spans(HUTS)
+    headers = [table_header(HUTS, span) for span in spans]
+    assert [header.slice(HUTS) if header else None for header in headers] == [
+        None,
+        None,  # the header has no header
+        "| hut | beds | water |",
+        "| hut | beds | water |",
+        None,
+    ]
+    # Rows without a rule under the first have no header; nor does an indented table lose its own.
+    assert table_header("| a | b |\n| c | d |", sentence_spans("| a | b |\n| c | d |")[1]) is None
+    indented = "  | a | b |\n  |---|---|\n  | c | d |"
+    header = table_header(indented, sentence_spans(indented)[1])
+    assert header is not None and header.slice(indented) == "| a | b |"
+
+
+def test_the_header_of_the_row_a_claim_quotes() -> None:
+    text = "| setting | variable |\n|---|---|\n| `parallel` | `ORBIT_PARALLEL` |"
+    assert row_header(text, "| parallel | ORBIT_PARALLEL |") == "| setting | variable |"
+    assert row_header(text, "| bucket | ORBIT_BUCKET |") == ""
+    assert row_header(text, "parallel is ORBIT_PARALLEL.") == ""
 
 
 @pytest.mark.parametrize(

@@ -178,6 +178,36 @@ def test_negation_scope(claim: str, passage: str, label: SupportLabel) -> None:
     assert judgement.label == label, judgement.note
 
 
+SETTINGS_TABLE = (
+    "orbit reads its settings from its configuration file.\n\n"
+    "| setting | environment variable | default | meaning |\n"
+    "|---|---|---|---|\n"
+    "| `bucket` | `ORBIT_BUCKET` | none | the remote bucket to sync with |\n"
+    "| `parallel` | `ORBIT_PARALLEL` | 4 | how many files are uploaded at the same time |\n"
+    "| `ignore` | `ORBIT_IGNORE` | `.git` | patterns that are never synced |\n"
+    "| `log_level` | `ORBIT_LOG` | `info` | how much orbit writes to its log |\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "label"),
+    [
+        ("| parallel | ORBIT_PARALLEL | 4 | how many files are uploaded at the same time |", "supported"),
+        ("ORBIT_PARALLEL sets how many files are uploaded at the same time.", "supported"),
+        ("ORBIT_LOG sets how much orbit writes to its log.", "supported"),
+        ("ORBIT_PARALLEL sets how many files are uploaded, 8 by default.", "insufficient"),
+    ],
+    ids=["quoted-row", "paraphrased-row", "row-after-a-negated-one", "changed-cell"],
+)
+def test_a_table_row_is_a_window_of_its_own(claim: str, label: SupportLabel) -> None:
+    # Another row's "none" or "never" is no negation of this row: each row is one window, and a
+    # negation's scope ends at a cell boundary.
+    judgement = LexicalClaimVerifier().verify(claim, SETTINGS_TABLE)
+    assert judgement.label == label, judgement.note
+    row = judgement.span and SETTINGS_TABLE[judgement.span[0] : judgement.span[1]]
+    assert row and row.startswith("| `") and row.endswith("|") and "\n" not in row
+
+
 def test_empty_passage_is_insufficient_without_span() -> None:
     judgement = LexicalClaimVerifier().verify("The cache is enabled.", "")
     assert (judgement.label, judgement.span, judgement.decided_by) == ("insufficient", None, "alignment")
