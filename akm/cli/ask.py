@@ -1,7 +1,8 @@
 """``akm ask "QUESTION"``: a grounded answer with claim states, citations, verdict and packet ID.
 
 On an empty store the manifest's sources are ingested first (with the default manifest: the
-Markdown under ``docs/`` of the working directory). ``--json`` prints one object ``{answer, claims, verdict, packetId, packet, decode}``.
+Markdown and plain text under ``docs/`` of the working directory), and what that ingest left out
+is counted on stderr. ``--json`` prints one object ``{answer, claims, verdict, packetId, packet, decode}``.
 
 Exit status: 0 answered (whatever the verdict), 2 bad input, manifest or database,
 3 a model could not be loaded, 4 the service built an invalid packet (a bug; nothing stored).
@@ -17,8 +18,8 @@ from typing import TYPE_CHECKING, Any, get_args
 from sqlalchemy.exc import SQLAlchemyError
 
 from akm.contract.models import FusionMethod
-from akm.ingest import IngestError, ingest
-from akm.manifest import ManifestError
+from akm.ingest import IngestError, IngestReport, ingest
+from akm.manifest import Manifest, ManifestError
 from akm.retrieval.lanes import ALL_LANES
 from akm.retrieval.orchestrate import UnknownLaneError
 from akm.retrieval.query import QueryError
@@ -50,7 +51,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "text drops the answer), check every claim against the passages, hold the answer when nothing in "
             "scope answers the question, and store the EvidencePacket. "
             "On an empty store the manifest's sources are ingested first (with the default manifest: the "
-            "Markdown under docs/ of the working directory)."
+            "Markdown and plain text under docs/ of the working directory); files it leaves out are counted, "
+            "with the patterns the manifest admits."
         ),
     )
     parser.add_argument("question", help="the question, in quotes")
@@ -127,6 +129,8 @@ def _ask(args: argparse.Namespace, runtime: Runtime, options: AnswerOptions) -> 
         print("akm ask: the store is empty; ingesting the manifest's sources first", file=sys.stderr)
         report = ingest(store, manifest, embedder=runtime.embedder)
         print(f"akm ask: {report.summary_lines()[0]}", file=sys.stderr)
+        for line in left_out_lines(report, manifest):
+            print(f"akm ask: {line}", file=sys.stderr)
     result = answer(
         args.question,
         options,
@@ -141,6 +145,29 @@ def _ask(args: argparse.Namespace, runtime: Runtime, options: AnswerOptions) -> 
     else:
         print("\n".join(render(result)))
     return EXIT_OK
+
+
+# Files the walk found and left out because no include pattern or allowed format admits them.
+_NOT_ADMITTED = ("not-included", "unknown-content-type", "content-type-not-allowed")
+
+
+def left_out_lines(report: IngestReport, manifest: Manifest) -> list[str]:
+    """What the first ingest of ``akm ask`` left out (counts only, never names), and, when files
+    were not admitted, which patterns the manifest admits and how to admit others."""
+    if not report.denied_total:
+        return []
+    reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(report.denied.items()))
+    lines = [f"left out {report.denied_total} file(s) (count only): {reasons}"]
+    if any(report.denied.get(reason) for reason in _NOT_ADMITTED):
+        patterns = sorted(
+            {f"{ref.root_path}/{pattern}" for ref in manifest.source_refs for pattern in ref.include}
+        )
+        types = ", ".join(manifest.scope.allowed_content_types)
+        lines.append(
+            f"the manifest admits {', '.join(patterns)} ({types}); to ask over other files (HTML, PDF, "
+            "DOCX), name a manifest of your own with --manifest or AKM_MANIFEST_PATH"
+        )
+    return lines
 
 
 def decode_summary(decode: dict[str, Any]) -> str:

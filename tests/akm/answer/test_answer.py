@@ -136,6 +136,34 @@ def test_cli_ask_ingests_an_empty_store_and_prints_one_json_object(
     assert "ingesting the manifest's sources first" in captured.err
 
 
+def test_cli_ask_says_which_files_its_first_ingest_left_out(
+    corpus: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A plain-text note is read like Markdown; an HTML page is outside the default manifest, and the
+    # user is told so, with the patterns it admits, instead of a silent "no passage answers".
+    (corpus.root / "docs" / "notes.txt").write_text(
+        "Ferries to Holm Island\n\nThe night ferry leaves from pier 3 at eleven. Tickets are sold on board.\n",
+        encoding="utf-8",
+    )
+    (corpus.root / "docs" / "page.html").write_text("<p>The bus leaves at noon.</p>", encoding="utf-8")
+    _cli_env(monkeypatch, tmp_path, corpus)
+    monkeypatch.setattr(
+        Runtime,
+        "_load_generator",
+        lambda self: corpus.generator("The night ferry leaves from pier 3 at eleven."),
+    )
+    assert main(["ask", "Where does the night ferry leave from?", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "left out 1 file(s) (count only): not-included 1" in captured.err
+    assert "the manifest admits docs/**/*.markdown, docs/**/*.md, docs/**/*.txt" in captured.err
+    assert "page.html" not in captured.err  # counts only, never names
+    document = json.loads(captured.out)
+    assert document["verdict"]["verdict"] == "PASS", document["verdict"]
+    assert [citation["sourcePath"] for claim in document["claims"] for citation in claim["citations"]] == [
+        "docs/notes.txt"
+    ]
+
+
 def test_cli_ask_prints_claim_states_citations_verdict_and_packet(
     corpus: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -750,3 +750,14 @@ def test_a_year_beside_the_name_does_not_answer_when_it_happened() -> None:
     died = f"{patents} Tesla died in New York in 1943."
     verdict = check_responsiveness(question_focus(question), [_claim("Tesla: 1856-1943.", died)], None)
     assert verdict.responsive, verdict.reason
+
+
+def test_places_where_one_boards_waits_or_stays() -> None:
+    assert fills_answer_type(
+        "The night ferry leaves from pier 3 at eleven.", "place", "Where does the night ferry leave from?"
+    )
+    assert fills_answer_type("Rangers check permits at the hut.", "place", "Where are permits checked?")
+    assert fills_answer_type("Buses wait at the depot overnight.", "place", "Where do the buses wait?")
+    assert not fills_answer_type(
+        "The night ferry leaves at eleven.", "place", "Where does the night ferry leave from?"
+    )

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import psutil
 import pytest
+import yaml
 from uvicorn_process import fake_server_command, running_server, spare_port
 
 from akm.config import DEFAULT_MANIFEST_FILE
@@ -46,7 +47,13 @@ def project(tmp_path: Path) -> Project:
     (root / "docs" / "intro.md").write_text("# Intro\n\nThis project keeps notes about lighthouses.\n")
     # Denied by the manifest's basename tokens: counted by the job, never read.
     (root / "docs" / "secret-plan.md").write_text("# Plan\n\nNot for the index.\n")
-    (root / "config" / "manifest.yaml").write_bytes(DEFAULT_MANIFEST_FILE.read_bytes())
+    # The bundled manifest, with a docs root that includes Markdown only: plain text is an allowed
+    # type that this root would never ingest.
+    manifest = yaml.safe_load(DEFAULT_MANIFEST_FILE.read_text(encoding="utf-8"))
+    manifest["sourceRefs"][0]["include"] = ["**/*.md"]
+    (root / "config" / "manifest.yaml").write_text(
+        yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8"
+    )
     data = tmp_path / "data"
     data.mkdir()
     gate = tmp_path / "gate"

@@ -41,7 +41,7 @@ DENIED_FILES = {
     "private/plan-zebra.md": "denied-path-token",
     "team-secret-zebra.md": "denied-basename-token",
     "diagram-zebra.png": "denied-extension",
-    "todo-zebra.txt": "not-included",
+    "todo-zebra.html": "not-included",
 }
 
 
