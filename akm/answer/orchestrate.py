@@ -53,7 +53,15 @@ from akm.answer.results import (
 from akm.answer.selection import ScoredSentence, Selection, content_terms, select_evidence
 from akm.answer.tidy import drop_non_answers, tidy_answer
 from akm.bundle import ClaimJudgement, PacketBundle, fresh_rows, save_packet_bundle
-from akm.claims import TextSpan, extract_claims, row_header, table_header
+from akm.claims import (
+    TextSpan,
+    asked_before,
+    extract_claims,
+    is_list_item,
+    is_table_row,
+    row_header,
+    table_header,
+)
 from akm.contract.models import EvidencePacket, EvidenceRow, LaneRun
 from akm.direct_read import DirectReadOutcome, direct_read
 from akm.embedding import Embedder
@@ -387,7 +395,7 @@ def _compose(
         )
     answer_text = drop_non_answers(generated, question)
     attempt = _checked(question, answer_text, selection, important, verifier, embedder, extra_rows, by=by)
-    quote = " ".join(" ".join(sentence.text.split()) for sentence in _passage_order(selection))
+    quote = _quote(selection)
     if attempt.responsiveness.responsive and _coverage(attempt, quote) >= KEEP_GENERATED_COVERAGE:
         return attempt
     quoted = _checked(question, quote, selection, important, verifier, embedder, extra_rows, "quoted", by=by)
@@ -407,6 +415,30 @@ def _coverage(attempt: _Composed, quote: str) -> float:
         if assessment.outcome == "supported":
             held |= set(content_terms(assessment.claim.text))
     return len(wanted & held) / len(wanted) if wanted else 0.0
+
+
+def _quote(selection: Selection) -> str:
+    """The chosen sentences in passage order: prose joined into one line, each list item (after its
+    own bullet or number) and table row on a line of its own, so that each stays one claim."""
+    lines: list[str] = []
+    prose = False
+    for sentence in _passage_order(selection):
+        text = " ".join(sentence.text.split())
+        span = TextSpan(sentence.start, sentence.end)
+        if is_table_row(sentence.evidence.passage, span):
+            lines.append(text)
+            prose = False
+        elif is_list_item(sentence.evidence.passage, span):
+            passage = sentence.evidence.passage
+            marker = passage[passage.rfind("\n", 0, sentence.start) + 1 : sentence.start].strip()
+            lines.append(f"{marker} {text}")
+            prose = False
+        elif prose:
+            lines[-1] = f"{lines[-1]} {text}"
+        else:
+            lines.append(text)
+            prose = True
+    return "\n".join(lines)
 
 
 def _passage_order(selection: Selection) -> list[Any]:
@@ -435,11 +467,14 @@ def _checked(
             context=" ".join(
                 passages[row_id].passage for row_id in assessment.support_row_ids if row_id in passages
             ),
-            # What the passage's headings name, and a quoted table row's column headers.
+            # What the passage's headings name, a quoted table row's column headers, and the
+            # question a quoted answer of an FAQ answers.
             heading=" ".join(
                 " ".join(passages[row_id].row.scope.locator.heading_path or ())
                 + " "
                 + row_header(passages[row_id].passage, assessment.claim.text)
+                + " "
+                + asked_before(passages[row_id].passage, assessment.claim.text)
                 for row_id in assessment.support_row_ids
                 if row_id in passages
             ),

@@ -32,7 +32,7 @@ from typing import Literal
 
 import numpy as np
 
-from akm.claims import sentence_spans, table_header
+from akm.claims import is_claimable, is_question, sentence_spans, table_header
 from akm.claims.quantities import DAY_OF_MONTH, MONTH, WEEKDAY, mentions_date, quantities
 from akm.embedding import Embedder, EmbeddingModelError
 from akm.support import ReadEvidence
@@ -281,7 +281,8 @@ _DOER_ARTICLES = r"(?:(?:the|a|an|its|their|his|her|local|two|three|several|many
 _GROUP_WORD = re.compile(
     r"\b(?:group|groups|team|teams|role|roles|members|admins?|administrators?|owners?|maintainers?|"
     r"engineers?|staff|employees|users|anyone|everyone|everybody|nobody|managers?|committee|board|"
-    r"officers?|holders?|operators?|developers?|reviewers?|on-call|nurses?|doctors?)\b",
+    r"officers?|holders?|operators?|developers?|reviewers?|on-call|nurses?|doctors?|heads?|directors?|"
+    r"supervisors?|chairs?|chairman|chairwoman|chairperson|wardens?|secretary|treasurer|head teacher)\b",
     re.IGNORECASE,
 )
 _PLACE_QUESTION = re.compile(
@@ -291,7 +292,13 @@ _PLACE_QUESTION = re.compile(
 # Narrower kinds within the date and number types (see `fills_answer_type`).
 # A present-tense "when" asks about something that recurs: "When does the job run?" (not "When did
 # the bakery open?", which asks for a date).
-_WHEN_QUESTION = re.compile(r"^\s*when\s+(?:does|do|is|are|will|can|should|must)\b", re.IGNORECASE)
+_WHEN_QUESTION = re.compile(
+    r"^\s*when\s+(?:does|do|is|are|will|can|should|must)\b|"
+    # "When did the outage start?": an event of one day is answered by its time.
+    r"^\s*when\s+(?:did|was|were)\b.*\b(?:start|started|begin|began|end|ended|finish|finished|stop|stopped|"
+    r"happen|happened|occur|occurred|break|broke|fail|failed)\b",
+    re.IGNORECASE,
+)
 # "What time does the job start?", "at what time ...": a time of day, never a year or a date.
 _CLOCK_QUESTION = re.compile(r"\bwhat time\b(?!\s+(?:of|period|frame|span|zone)\b)", re.IGNORECASE)
 _TIME_OR_FREQUENCY = re.compile(
@@ -560,7 +567,7 @@ _CURRENCY_BEFORE = re.compile(r"[$£€¥₹]\s?$")
 _REASON_QUESTION = re.compile(r"^\s*why\b|\bwhat (?:caused|causes|led to|is the reason)\b", re.IGNORECASE)
 _REASON_CUE = re.compile(
     r"\b(?:because|due to|since|as a result|owing to|so that|in order to|caused by|led to|thanks to|therefore|"
-    r"reason|hence|thus|which is why|that is why)\b|,\s*so\b",
+    r"reason|hence|thus|which is why|that is why|cause|root cause)\b|,\s*so\b",
     re.IGNORECASE,
 )
 _PLACE_CUE = re.compile(
@@ -1339,15 +1346,22 @@ def score_sentences(
     for item in evidence:
         heading_terms = set(content_terms(_heading_words(item)))
         context_terms = set(content_terms(without_question(item.passage, focus.question))) | heading_terms
+        asked: set[str] = set()
         for span in sentence_spans(item.passage):
+            if is_question(span.slice(item.passage)):
+                # A question in the text (an FAQ's) answers nothing itself; the sentences after it
+                # answer it, and what it asks they are about, as if it were their heading.
+                # A copy of the question itself lends nothing (see `without_question`).
+                asked = set(content_terms(without_question(span.slice(item.passage), focus.question)))
+                continue
             text = without_question(span.slice(item.passage), focus.question)
-            if len(re.findall(r"\w+", text)) < MIN_SENTENCE_WORDS:
+            if len(re.findall(r"\w+", text)) < MIN_SENTENCE_WORDS or not is_claimable(item.passage, span):
                 continue
             # A table row's column headers name what each of its cells is, as a heading does.
             header = table_header(item.passage, span)
-            named = (
-                heading_terms | set(content_terms(header.slice(item.passage))) if header else heading_terms
-            )
+            named = heading_terms | asked
+            if header is not None:
+                named |= set(content_terms(header.slice(item.passage)))
             spans.append((item, span.start, span.end, text, set(content_terms(text)), named, context_terms))
     similarities = question_similarities(embedder, focus.question, [text for _, _, _, text, *_ in spans])
     scored: list[ScoredSentence] = []

@@ -22,7 +22,15 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from akm.claims.quantities import mentions_date, quantities
-from akm.claims.segmentation import CITATION, TextSpan, cited_evidence, claim_text, sentence_spans
+from akm.claims.segmentation import (
+    CITATION,
+    TextSpan,
+    cited_evidence,
+    claim_text,
+    is_list_item,
+    is_table_row,
+    sentence_spans,
+)
 
 ClaimClass = Literal["number", "date", "system-state", "recommendation", "policy", "interpretation", "other"]
 CLAIM_CLASSES: tuple[ClaimClass, ...] = get_args(ClaimClass)
@@ -77,6 +85,18 @@ _IRREGULAR_VERB = re.compile(
     r"tore|torn|bore|born|borne|lent|bent|dealt|slept|swept|wept|burnt|learnt)\b",
     re.IGNORECASE,
 )
+
+
+# A figure in a list entry or a table row, with at least one word beside it.
+_LISTED_FIGURE = re.compile(r"(?=.*\d)(?=.*[^\W\d_]{2,})")
+
+
+def is_claimable(text: str, span: TextSpan) -> bool:
+    """Whether the sentence ``span`` of ``text`` would make a claim: a statement, or an entry of a
+    list or table with a figure. A title, a heading or a bare name would not, so it answers nothing."""
+    listed = is_list_item(text, span) or is_table_row(text, span)
+    sentence = claim_text(span.slice(text))
+    return is_statement(sentence) or bool(listed and _LISTED_FIGURE.search(sentence))
 
 
 def is_statement(text: str) -> bool:
@@ -183,6 +203,8 @@ def extract_claims(answer_text: str, important_classes: Collection[str]) -> list
     """
     claims: list[ExtractedClaim] = []
     for sentence in sentence_spans(answer_text):
+        # An entry of a list or a table states its figure without a verb: "400 g rye flour".
+        listed = is_list_item(answer_text, sentence) or is_table_row(answer_text, sentence)
         clauses = [_trim(answer_text, part) for part in split_clauses(answer_text, sentence)]
         clauses = [part for part in clauses if claim_text(part.slice(answer_text))]
         if not clauses:
@@ -197,7 +219,7 @@ def extract_claims(answer_text: str, important_classes: Collection[str]) -> list
                 not re.search(r"\w", text)
                 or CITATION.fullmatch(raw.strip())
                 or text.endswith(":")
-                or not is_statement(text)
+                or not (is_statement(text) or (listed and _LISTED_FIGURE.search(text)))
             ):
                 continue
             claim_class = detect_claim_class(text)

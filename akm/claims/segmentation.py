@@ -26,9 +26,11 @@ _EMPHASIS = re.compile(r"\*\*|__|`+|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)")
 # A Markdown table row ("| a | b |") is a unit of its own; its rule ("|---|---|") states nothing.
 _TABLE_ROW = re.compile(r"[ \t]*\|.*\|[ \t]*$")
 _TABLE_RULE = re.compile(r"[ \t]*\|[ \t:|-]*\|[ \t]*$")
+# Up to four words, capitalised, with no closing punctuation: a plain text's section title.
+_PLAIN_HEADING = re.compile(r"[A-Z][\w'’&/-]*(?:[ \t]+[\w'’&/-]+){0,3}")
 _BULLET = re.compile(r"[ \t]*(?:[-*•·▪‣]|\d{1,3}[.)]|[a-z][.)])[ \t]+")
 # A terminator candidate: ., ! or ? (runs allowed), optional closing quotes/brackets.
-_TERMINATOR = re.compile(r"[.!?]+[\"'”’)\]]*")
+_TERMINATOR = re.compile(r"[.!?]+[\"'”’)\]*_]*")
 _NEXT_START = re.compile(r"\s+(?=[\"'“‘(\[]?[A-Z0-9ΑΒΓΔα-ω])")
 
 
@@ -64,9 +66,11 @@ def _line_blocks(text: str) -> list[TextSpan]:
     start: int | None = None
     end = 0
     position = 0
-    for line in text.splitlines(keepends=True):
+    lines = text.splitlines(keepends=True)
+    for index, line in enumerate(lines):
         line_start, position = position, position + len(line)
         stripped = line.strip()
+        following = lines[index + 1].strip() if index + 1 < len(lines) else ""
         bullet = _BULLET.match(line)
         # Headings and rules title or separate the answer; they state nothing.
         if not stripped or _HEADING.match(line) or _TABLE_RULE.match(line):
@@ -84,6 +88,17 @@ def _line_blocks(text: str) -> list[TextSpan]:
             continue
         content_start = line_start + (bullet.end() if bullet else len(line) - len(line.lstrip()))
         content_end = line_start + len(line.rstrip())
+        if (
+            start is None
+            and not bullet
+            and _PLAIN_HEADING.fullmatch(stripped)
+            and not following[:1].islower()
+        ):
+            # A short line of a plain text that opens a paragraph, without a full stop, before a
+            # line that does not go on with its sentence ("Root cause", "Timeline"), titles what
+            # follows as a Markdown heading would.
+            blocks.append(TextSpan(content_start, content_end))
+            continue
         if bullet or start is None:
             if start is not None:
                 blocks.append(TextSpan(start, end))
@@ -168,6 +183,43 @@ def table_header(text: str, row: TextSpan) -> TextSpan | None:
     header = lines[top]
     indent = len(header.slice(text)) - len(header.slice(text).lstrip())
     return TextSpan(header.start + indent, header.end)
+
+
+def is_table_row(text: str, span: TextSpan) -> bool:
+    """Whether ``span`` of ``text`` is a Markdown table row (a unit of ``sentence_spans``)."""
+    return bool(_TABLE_ROW.fullmatch(span.slice(text)))
+
+
+def is_list_item(text: str, span: TextSpan) -> bool:
+    """Whether ``span`` of ``text`` starts a list item: only a bullet or an item number stands
+    before it on its line."""
+    line_start = text.rfind("\n", 0, span.start) + 1
+    bullet = _BULLET.match(text, line_start)
+    return bullet is not None and bullet.end() == span.start
+
+
+_ASKS = re.compile(r"\?[\"'”’)\]*_]*$")
+
+
+def is_question(sentence: str) -> bool:
+    """Whether a sentence asks rather than states: it ends with a question mark (closing quotes,
+    brackets or emphasis after it allowed), as the questions of an FAQ do."""
+    return bool(_ASKS.search(sentence.rstrip()))
+
+
+def asked_before(text: str, claim: str) -> str:
+    """The question of ``text`` that the sentence ``claim`` quotes answers: the last question before
+    it, as an FAQ's answer answers the question above it ("" when it quotes no sentence of ``text``
+    or none is asked before it)."""
+    wanted = claim_text(claim)
+    asked = ""
+    for span in sentence_spans(text):
+        sentence = span.slice(text)
+        if is_question(sentence):
+            asked = sentence
+        elif claim_text(sentence) == wanted or wanted in claim_text(sentence):
+            return asked
+    return ""
 
 
 def row_header(text: str, claim: str) -> str:

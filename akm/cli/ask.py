@@ -219,7 +219,8 @@ def _no_answer(decode: dict[str, Any]) -> str:
 
 
 def render(result: AnswerResult) -> list[str]:
-    lines = ["Answer:", f"  {result.answer or _no_answer(result.decode)}", "", "Claims:"]
+    answer = result.answer or _no_answer(result.decode)
+    lines = ["Answer:", *(f"  {line}" for line in answer.splitlines()), "", "Claims:"]
     if not result.claims:
         lines.append("  (none)")
     for claim in result.claims:

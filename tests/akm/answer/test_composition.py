@@ -232,3 +232,62 @@ def test_a_table_row_answers_with_its_header_in_the_prompt(
     assert "ORBIT_PARALLEL" in result.answer
     assert result.claims and all(claim.status == "supported" for claim in result.claims)
     assert packet_findings(result.packet.to_json()) == []
+
+
+RYE = """# Simple rye bread
+
+A dense, dark loaf that keeps for a week. Makes one loaf of about 900 grams.
+
+## Ingredients
+
+- 400 g rye flour
+- 100 g strong white flour
+- 10 g salt
+- 420 ml warm water
+"""
+
+
+def test_a_quoted_list_keeps_each_entry_a_claim(tmp_path: Path) -> None:
+    # Quoted, the chosen entries stay entries ("- 400 g rye flour" on a line of its own), each one a
+    # claim though it has no verb, rather than one run-on line with no claim at all.
+    project = _answers(tmp_path, {"rye.md": RYE})
+    ask, _ = next(project)
+    try:
+        result = ask("How much rye flour does the bread need?", FixedGenerator(""))
+    finally:
+        project.close()
+    reasons = result.packet.verification.verdict_reasons
+    assert result.verdict == "PASS", reasons
+    assert result.selection["composition"] == "quoted"
+    assert "- 400 g rye flour" in result.answer.splitlines()
+    assert "400 g rye flour" in [claim.text for claim in result.claims]
+    assert all(claim.status == "supported" for claim in result.claims)
+    assert packet_findings(result.packet.to_json()) == []
+
+
+FAQ = """# Northfield Community Garden: frequently asked questions
+
+**Can I bring my dog?**
+Dogs are not allowed in the garden, with the exception of assistance dogs.
+
+**Who do I contact about a broken tap or a damaged fence?**
+Report repairs to the site warden, Colin Baptiste, on the number posted at the gate.
+"""
+
+
+def test_an_faq_answer_answers_the_question_above_it(tmp_path: Path) -> None:
+    # The answer says neither "contact" nor "tap": the FAQ's question above it does, and it is
+    # the answer, not the question, that is quoted.
+    project = _answers(tmp_path, {"faq.md": FAQ})
+    ask, _ = next(project)
+    try:
+        result = ask("Who should I contact about a broken tap?", FixedGenerator(""))
+    finally:
+        project.close()
+    reasons = result.packet.verification.verdict_reasons
+    assert result.verdict == "PASS", reasons
+    assert (
+        result.answer
+        == "Report repairs to the site warden, Colin Baptiste, on the number posted at the gate."
+    )
+    assert packet_findings(result.packet.to_json()) == []

@@ -761,3 +761,30 @@ def test_places_where_one_boards_waits_or_stays() -> None:
     assert not fills_answer_type(
         "The night ferry leaves at eleven.", "place", "Where does the night ferry leave from?"
     )
+
+
+def test_a_role_answers_who_must_approve() -> None:
+    question = "Who must approve a first-class train ticket?"
+    assert fills_answer_type(
+        "First-class tickets need the written approval of your department head.", "person", question
+    )
+    assert not fills_answer_type("First-class tickets are rarely approved.", "person", question)
+
+
+def test_an_outage_report_answers_when_it_started_and_what_caused_it() -> None:
+    report = (
+        "Incident report: checkout outage on 14 September 2026\n\n"
+        "Timeline\n"
+        "09:12 The first checkout errors were logged.\n"
+        "09:58 The cause was found: the disk of the orders database server was full.\n"
+    )
+    started = "When did the checkout outage start?"
+    # A title states nothing, so it is no answer, however many of the question's words it holds.
+    selection = select_evidence(started, [_read(1, report, ("outage",))], None)
+    assert selection.best is not None and selection.best.text.startswith("09:12")
+    assert fills_answer_type("09:12 The first checkout errors were logged.", "date", started)
+    # A time of day answers when an event of one day began, not when a bakery opened.
+    assert not fills_answer_type("The shop is open 6:30 to 13:00.", "date", "When did the bakery open?")
+    caused = "What caused the checkout outage?"
+    assert fills_answer_type("The cause was found: the disk was full.", "reason", caused)
+    assert not fills_answer_type("The disk was full.", "reason", caused)

@@ -239,3 +239,18 @@ def test_a_statement_beside_a_title_is_still_a_claim() -> None:
 )
 def test_a_sentence_with_an_irregular_past_is_a_claim(sentence: str) -> None:
     assert [claim.text for claim in extract_claims(sentence, important_classes=())] == [sentence]
+
+
+def test_a_list_entry_or_table_row_with_a_figure_is_a_claim() -> None:
+    answer = (
+        "- 400 g rye flour\n"
+        "- a pinch of salt\n"
+        "- Ingredients\n"
+        "| abroad | 60 euros | 160 euros |\n"
+        "Incident report: checkout outage on 14 September 2026\n"
+    )
+    # The entries with a figure state it; a bare entry, and a title line outside any list, do not.
+    assert [claim.text for claim in extract_claims(answer, ())] == [
+        "400 g rye flour",
+        "| abroad | 60 euros | 160 euros |",
+    ]

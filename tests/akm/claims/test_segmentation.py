@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from akm.claims import cited_evidence, row_header, sentence_spans, strip_citations, table_header
+from akm.claims import (
+    asked_before,
+    cited_evidence,
+    is_list_item,
+    is_question,
+    is_table_row,
+    row_header,
+    sentence_spans,
+    strip_citations,
+    table_header,
+)
 
 
 def sentences(text: str) -> list[str]:
@@ -119,3 +129,62 @@ def test_the_header_of_the_row_a_claim_quotes() -> None:
 )
 def test_citations(text: str, stripped: str, cited: tuple[int, ...]) -> None:
     assert (strip_citations(text), cited_evidence(text)) == (stripped, cited)
+
+
+def test_a_question_in_bold_ends_before_its_answer() -> None:
+    text = "**How much does a plot cost?**\nA full plot costs 60 pounds a year.\n\n_Is it organic?_ Yes."
+    assert sentences(text) == [
+        "**How much does a plot cost?**",
+        "A full plot costs 60 pounds a year.",
+        "_Is it organic?_",
+        "Yes.",
+    ]
+
+
+def test_list_items_and_table_rows_are_told_apart_from_prose() -> None:
+    text = "Mix it well.\n- 400 g rye flour\n2. Bake it.\n| abroad | 60 euros |\n"
+    spans = sentence_spans(text)
+    assert [(is_list_item(text, span), is_table_row(text, span)) for span in spans] == [
+        (False, False),
+        (True, False),
+        (True, False),
+        (False, True),
+    ]
+
+
+def test_the_question_an_faq_answer_answers() -> None:
+    faq = (
+        "**Can I bring my dog?**\nDogs are not allowed, with the exception of assistance dogs.\n\n"
+        "**Who do I call about a broken tap?**\nReport repairs to the site warden, Colin Baptiste. He is on site daily.\n"
+    )
+    assert [is_question(sentence) for sentence in sentences(faq)] == [True, False, True, False, False]
+    assert (
+        asked_before(faq, "Report repairs to the site warden, Colin Baptiste.")
+        == "**Who do I call about a broken tap?**"
+    )
+    assert asked_before(faq, "He is on site daily.") == "**Who do I call about a broken tap?**"
+    assert (
+        asked_before(faq, "Dogs are not allowed, with the exception of assistance dogs.")
+        == "**Can I bring my dog?**"
+    )
+    assert asked_before(faq, "Cats are welcome.") == ""
+    assert asked_before("Dogs are not allowed.", "Dogs are not allowed.") == ""
+
+
+def test_a_plain_text_section_title_is_a_unit_of_its_own() -> None:
+    text = (
+        "Incident report: checkout outage\n\n"
+        "Timeline\n09:12 The first checkout errors were logged.\n\n"
+        "Root cause\nA debug setting filled the disk.\n\n"
+        "The Orre Hut\nis the oldest.\n"
+    )
+    # A short opening line before a new sentence titles it; one that the next line goes on with
+    # ("The Orre Hut / is the oldest.") is a wrapped sentence.
+    assert sentences(text) == [
+        "Incident report: checkout outage",
+        "Timeline",
+        "09:12 The first checkout errors were logged.",
+        "Root cause",
+        "A debug setting filled the disk.",
+        "The Orre Hut\nis the oldest.",
+    ]
