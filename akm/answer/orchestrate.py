@@ -50,7 +50,7 @@ from akm.answer.results import (
     GeneratedAnswer,
     source_path,
 )
-from akm.answer.selection import ScoredSentence, Selection, content_terms, select_evidence
+from akm.answer.selection import Selection, content_terms, select_evidence
 from akm.answer.tidy import drop_non_answers, tidy_answer
 from akm.bundle import ClaimJudgement, PacketBundle, fresh_rows, save_packet_bundle
 from akm.claims import (
@@ -60,7 +60,6 @@ from akm.claims import (
     is_list_item,
     is_table_row,
     row_header,
-    table_header,
 )
 from akm.contract.models import EvidencePacket, EvidenceRow, LaneRun
 from akm.direct_read import DirectReadOutcome, direct_read
@@ -266,7 +265,7 @@ def _answer_stream(
     important = important_claim_classes(manifest)
     generated = GeneratedAnswer(text="", decode={})
     if worth_generating(selection):
-        prompt = build_prompt(retrieval.query, [_prompt_text(sentence) for sentence in selection.sentences])
+        prompt = build_prompt(retrieval.query, [sentence.text for sentence in selection.sentences])
         with clock.stage("decoding"):
             generated = yield from generator.stream(
                 prompt,
@@ -346,13 +345,6 @@ def _answer_stream(
         timings_ms=dict(clock.timings_ms),
         selection=selection_record,
     )
-
-
-def _prompt_text(sentence: ScoredSentence) -> str:
-    """The sentence as the generator reads it: a table row after its table's header row, which
-    says what each of its cells is."""
-    header = table_header(sentence.evidence.passage, TextSpan(sentence.start, sentence.end))
-    return sentence.text if header is None else f"{header.slice(sentence.evidence.passage)}\n{sentence.text}"
 
 
 def worth_generating(selection: Selection) -> bool:

@@ -211,7 +211,7 @@ HEADER = "| setting | environment variable | default | meaning |"
         pytest.param("The answer to this question is: `parallel`", "quoted", id="quoted-row"),
     ],
 )
-def test_a_table_row_answers_with_its_header_in_the_prompt(
+def test_a_table_row_answers_and_its_header_says_what_it_holds(
     tmp_path: Path, generated: str, composition: str
 ) -> None:
     project = _answers(tmp_path, {"orbit.md": ORBIT})
@@ -224,8 +224,9 @@ def test_a_table_row_answers_with_its_header_in_the_prompt(
     finally:
         project.close()
     (prompt,) = generator.prompts
-    # The row reaches the generator after its header row, which says which cell is the variable.
-    assert f"{HEADER} {ROW}" in " ".join(prompt.passages)
+    # The row reaches the generator alone (with its header, the model mixed the columns up); the
+    # header says which cell is the variable when the row is scored and judged.
+    assert ROW in prompt.passages and not any(HEADER in passage for passage in prompt.passages)
     reasons = result.packet.verification.verdict_reasons
     assert result.verdict == "PASS", reasons
     assert result.selection["composition"] == composition
