@@ -202,6 +202,16 @@ ROW = "| `parallel` | `ORBIT_PARALLEL` | 4 | how many files are uploaded at the 
 HEADER = "| setting | environment variable | default | meaning |"
 
 
+def _ask_once(tmp_path: Path, docs: dict[str, str], question: str, generator: FixedGenerator) -> Any:
+    """The answer to one question over the fixed corpus and ``docs``, the store closed after it."""
+    project = _answers(tmp_path, docs)
+    ask, _ = next(project)
+    try:
+        return ask(question, generator)
+    finally:
+        project.close()
+
+
 @pytest.mark.parametrize(
     ("generated", "composition"),
     [
@@ -214,15 +224,9 @@ HEADER = "| setting | environment variable | default | meaning |"
 def test_a_table_row_answers_and_its_header_says_what_it_holds(
     tmp_path: Path, generated: str, composition: str
 ) -> None:
-    project = _answers(tmp_path, {"orbit.md": ORBIT})
-    ask, _ = next(project)
     generator = FixedGenerator(generated)
-    try:
-        result = ask(
-            "Which environment variable sets how many files are uploaded at the same time?", generator
-        )
-    finally:
-        project.close()
+    question = "Which environment variable sets how many files are uploaded at the same time?"
+    result = _ask_once(tmp_path, {"orbit.md": ORBIT}, question, generator)
     (prompt,) = generator.prompts
     # The row reaches the generator alone (with its header, the model mixed the columns up); the
     # header says which cell is the variable when the row is scored and judged.
@@ -251,12 +255,9 @@ A dense, dark loaf that keeps for a week. Makes one loaf of about 900 grams.
 def test_a_quoted_list_keeps_each_entry_a_claim(tmp_path: Path) -> None:
     # Quoted, the chosen entries stay entries ("- 400 g rye flour" on a line of its own), each one a
     # claim though it has no verb, rather than one run-on line with no claim at all.
-    project = _answers(tmp_path, {"rye.md": RYE})
-    ask, _ = next(project)
-    try:
-        result = ask("How much rye flour does the bread need?", FixedGenerator(""))
-    finally:
-        project.close()
+    result = _ask_once(
+        tmp_path, {"rye.md": RYE}, "How much rye flour does the bread need?", FixedGenerator("")
+    )
     reasons = result.packet.verification.verdict_reasons
     assert result.verdict == "PASS", reasons
     assert result.selection["composition"] == "quoted"
@@ -279,12 +280,9 @@ Report repairs to the site warden, Colin Baptiste, on the number posted at the g
 def test_an_faq_answer_answers_the_question_above_it(tmp_path: Path) -> None:
     # The answer says neither "contact" nor "tap": the FAQ's question above it does, and it is
     # the answer, not the question, that is quoted.
-    project = _answers(tmp_path, {"faq.md": FAQ})
-    ask, _ = next(project)
-    try:
-        result = ask("Who should I contact about a broken tap?", FixedGenerator(""))
-    finally:
-        project.close()
+    result = _ask_once(
+        tmp_path, {"faq.md": FAQ}, "Who should I contact about a broken tap?", FixedGenerator("")
+    )
     reasons = result.packet.verification.verdict_reasons
     assert result.verdict == "PASS", reasons
     assert (
