@@ -347,3 +347,43 @@ def test_years_from_two_sentences_are_not_one_window_s_support() -> None:
     claim = "The Marigold in 1931 was sold to a Norwegian owner in 1923."
     assert check_quantities_together(claim, SHIP).outcome == "missing"
     assert check_quantities_together("The Marigold was sold in 1923.", SHIP).outcome == "agree"
+
+
+DECISIONS = (
+    "Marek will move the staging database to the managed service by 4 December. "
+    "The next retrospective is on 4 December at 15:00."
+)
+SCREEN = (
+    "Treatment with the compound pyridostatin (PDS) increases telomere fragility. "
+    "Remarkably, PDS reduces proliferation of HR-defective cells by inducing checkpoint activation."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "label"),
+    [
+        # Each sentence gives words the other lacks, and the second speaks of something else: the
+        # retrospective is not what will be moved (the dates they share link nothing).
+        (
+            "The retrospective will be moved to the managed service by 4 December at 15:00.",
+            DECISIONS,
+            "insufficient",
+        ),
+        (
+            "Marek will move the staging database to the managed service by 4 December.",
+            DECISIONS,
+            "supported",
+        ),
+        # The second sentence names what the first did by its pronoun or by its abbreviation.
+        ("Tessel 4.2 needs Python 3.11 or newer.", RELEASE, "supported"),
+        ("Pyridostatin induces checkpoint activation.", SCREEN, "supported"),
+    ],
+    ids=["two-statements", "one-statement", "pronoun", "abbreviation"],
+)
+def test_a_claim_joins_two_sentences_only_when_the_second_speaks_of_the_first(
+    claim: str, passage: str, label: SupportLabel
+) -> None:
+    judgement = LexicalClaimVerifier().verify(claim, passage)
+    assert judgement.label == label, judgement.note
+    joined = next(check for check in judgement.checks if check.name == "joined")
+    assert joined.passed == (label == "supported"), joined.detail
