@@ -59,6 +59,18 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     return bool(re.fullmatch(r"(?:[a-z]\.)+[a-z]", word))
 
 
+def is_plain_title(line: str, following: str) -> bool:
+    """Whether ``line``, opening a paragraph of a plain text, is a section title: up to four
+    capitalised words without closing punctuation, before a line that does not go on with its
+    sentence (``following`` is the next line, blank when there is none)."""
+    stripped = line.strip()
+    return (
+        _BULLET.match(stripped) is None
+        and _PLAIN_HEADING.fullmatch(stripped) is not None
+        and not following.strip()[:1].islower()
+    )
+
+
 def _line_blocks(text: str) -> list[TextSpan]:
     """Split at blank lines, at lines that start a list item and around each table row; join
     wrapped lines otherwise."""
@@ -88,12 +100,7 @@ def _line_blocks(text: str) -> list[TextSpan]:
             continue
         content_start = line_start + (bullet.end() if bullet else len(line) - len(line.lstrip()))
         content_end = line_start + len(line.rstrip())
-        if (
-            start is None
-            and not bullet
-            and _PLAIN_HEADING.fullmatch(stripped)
-            and not following[:1].islower()
-        ):
+        if start is None and not bullet and is_plain_title(stripped, following):
             # A short line of a plain text that opens a paragraph, without a full stop, before a
             # line that does not go on with its sentence ("Root cause", "Timeline"), titles what
             # follows as a Markdown heading would.

@@ -8,6 +8,11 @@ A chunk that covers a whole heading section gets a ``heading`` locator; a part o
 section, or text outside any heading, gets a ``line-range`` locator. Both carry the heading
 path and the line range. A chunk is never just a heading: a heading line joins the text that
 follows it even past ``max_chars``, and a section with no text of its own makes no chunk.
+
+A plain text has no markup, but its own title (a short first line before a blank line) and
+its section titles (a short capitalised line opening a paragraph: "Timeline", "Root cause")
+cut it and name its chunks' heading paths the same way; its chunks keep ``line-range``
+locators.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+
+from akm.claims import is_plain_title
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -53,9 +60,43 @@ class _Section:
     end: int  # 0-based index one past the last line
 
 
+# A plain text's own title: its first line, before a blank line, of at most this many words.
+MAX_PLAIN_TITLE_WORDS = 12
+_CLOSING_PUNCTUATION = re.compile(r"[.!?,;:]$")
+
+
+def _plain_title_lines(lines: list[str]) -> dict[int, int]:
+    """The lines of a plain text that title what follows, each with its level: the text's own
+    title (its first line, short, unpunctuated, before a blank line) at 1, and its section titles
+    (up to four capitalised words opening a paragraph before the text they title; see
+    `akm.claims.is_plain_title`) one level below it."""
+    titles: dict[int, int] = {}
+    first = next((index for index, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        return titles
+    head = lines[first].strip()
+    if (
+        (first + 1 == len(lines) or not lines[first + 1].strip())
+        and len(head.split()) <= MAX_PLAIN_TITLE_WORDS
+        and not _CLOSING_PUNCTUATION.search(head)
+        and head[:1].isupper()
+        and not next((line.strip() for line in lines[first + 1 :] if line.strip()), "a")[:1].islower()
+    ):
+        titles[first] = 1
+    level = 2 if titles else 1
+    for index, line in enumerate(lines):
+        if index in titles or not line.strip() or (index and lines[index - 1].strip()):
+            continue
+        # The text it titles: the next non-blank line, at most one blank line away.
+        body = next((later for later in lines[index + 1 : index + 3] if later.strip()), "")
+        if body and is_plain_title(line, body) and not is_plain_title(body, ""):
+            titles[index] = level
+    return titles
+
+
 def _sections(lines: list[str], *, markdown: bool) -> list[_Section]:
     if not markdown:
-        return [_Section((), None, 0, len(lines))]
+        return _plain_sections(lines)
     sections: list[_Section] = []
     path: list[tuple[int, str]] = []
     start = 0
@@ -77,6 +118,24 @@ def _sections(lines: list[str], *, markdown: bool) -> list[_Section]:
         heading_line = line.strip()
     if len(lines) > start:
         sections.append(_Section(tuple(title for _, title in path), heading_line, start, len(lines)))
+    return sections
+
+
+def _plain_sections(lines: list[str]) -> list[_Section]:
+    """A plain text cut at its title lines as a Markdown text is at its headings; the heading
+    path names the text's own title and the section's."""
+    titles = _plain_title_lines(lines)
+    sections: list[_Section] = []
+    path: list[tuple[int, str]] = []
+    start = 0
+    for index, level in sorted(titles.items()):
+        if index > start and any(line.strip() for line in lines[start:index]):
+            sections.append(_Section(tuple(title for _, title in path), None, start, index))
+        path = [(depth, title) for depth, title in path if depth < level]
+        path.append((level, lines[index].strip()))
+        start = index
+    if len(lines) > start:
+        sections.append(_Section(tuple(title for _, title in path), None, start, len(lines)))
     return sections
 
 
@@ -120,15 +179,20 @@ def is_markup_line(line: str) -> bool:
     return bool(_HEADING.match(line) or _FENCE.match(line))
 
 
-def _headings_only(lines: list[str]) -> bool:
-    """True when every non-blank line is a Markdown heading (a title with no text of its own)."""
-    return all(_HEADING.match(line) for line in lines if line.strip())
+def _titles_only(lines: list[str], first: int, last: int, titles: set[int]) -> bool:
+    """True when every non-blank line of ``lines[first:last]`` is a title (no text of its own)."""
+    return all(index in titles for index in range(first, last) if lines[index].strip())
 
 
 def chunk_text(text: str, *, markdown: bool, max_chars: int = DEFAULT_MAX_CHARS) -> list[TextChunk]:
     """Chunks of a document: heading sections, split at paragraph boundaries when long."""
     lines = text.splitlines()
     chunks: list[TextChunk] = []
+    titles = (
+        {index for index, line in enumerate(lines) if _HEADING.match(line)}
+        if markdown
+        else set(_plain_title_lines(lines))
+    )
     for section in _sections(lines, markdown=markdown):
         groups: list[tuple[int, int]] = []
         for first, last in _blocks(lines, section.start, section.end):
@@ -142,7 +206,7 @@ def chunk_text(text: str, *, markdown: bool, max_chars: int = DEFAULT_MAX_CHARS)
                     group_first, group_last = groups[-1]
                     size = sum(len(line) + 1 for line in lines[group_first:piece_last])
                     # A heading belongs to the text it introduces, however long that text is.
-                    if size <= max_chars or (markdown and _headings_only(lines[group_first:group_last])):
+                    if size <= max_chars or _titles_only(lines, group_first, group_last, titles):
                         groups[-1] = (group_first, piece_last)
                         continue
                 groups.append((piece_first, piece_last))
@@ -150,7 +214,7 @@ def chunk_text(text: str, *, markdown: bool, max_chars: int = DEFAULT_MAX_CHARS)
             body = "\n".join(lines[first:last])
             # A section with nothing but its heading says nothing; its title stays in the heading
             # path of the chunks below it.
-            if not body.strip() or (markdown and _headings_only(lines[first:last])):
+            if not body.strip() or _titles_only(lines, first, last, titles):
                 continue
             whole_section = len(groups) == 1 and section.heading_line is not None and first == section.start
             if whole_section:

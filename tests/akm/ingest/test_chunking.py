@@ -48,3 +48,51 @@ def test_empty_section_title_stays_in_the_heading_path_below_it() -> None:
 def test_plain_text_lines_starting_with_a_hash_are_text() -> None:
     chunks = chunk_text("# not a heading in a .txt file\n", markdown=False)
     assert [chunk.text for chunk in chunks] == ["# not a heading in a .txt file"]
+
+
+REPORT = """Incident report: checkout outage
+
+Summary
+Checkout failed for an hour. About 3,200 customers saw an error.
+
+Timeline
+09:12 The first errors were logged.
+09:58 The cause was found.
+
+Thanks to everyone who helped,
+Dana
+"""
+
+
+def test_a_plain_text_s_title_and_section_lines_are_its_heading_path() -> None:
+    chunks = chunk_text(REPORT, markdown=False)
+    # The title alone makes no chunk; each section is a chunk under the title and its own line.
+    assert [chunk.heading_path for chunk in chunks] == [
+        ("Incident report: checkout outage", "Summary"),
+        ("Incident report: checkout outage", "Timeline"),
+    ]
+    assert [chunk.text.splitlines()[0] for chunk in chunks] == ["Summary", "Timeline"]
+    # Line ranges, so a direct read cuts the same lines; the closing lines stay with the timeline
+    # ("Thanks to everyone who helped," goes on with its sentence on the next line).
+    assert [(chunk.locator_type, chunk.locator_value) for chunk in chunks] == [
+        ("line-range", "3-4"),
+        ("line-range", "6-11"),
+    ]
+    lines = REPORT.splitlines()
+    for chunk in chunks:
+        assert chunk.text == "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("The report is short.\n\nIt says little.\n", id="first-line-a-sentence"),
+        pytest.param("Dear team\nthe outage is over.\n", id="line-going-on"),
+        pytest.param("A note\n\nsee the wiki for more\n", id="lowercase-after"),
+        pytest.param("Plain words with no break at all\n", id="one-line"),
+    ],
+)
+def test_a_plain_text_without_title_lines_has_no_heading_path(text: str) -> None:
+    chunks = chunk_text(text, markdown=False)
+    assert [chunk.heading_path for chunk in chunks] == [()]
+    assert chunks[0].text == text.rstrip("\n")
