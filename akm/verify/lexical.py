@@ -229,7 +229,7 @@ def check_joined(content: list[Word], passage: str, window: TextSpan) -> str | N
     if any(
         is_entity(word, word is second[0])
         and not months(word.surface)
-        and not any(character.isdigit() for character in word.surface)
+        and any(character.isalpha() for character in word.surface)
         and word_found(word, first_forms)
         for word in second
     ):

@@ -6,7 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from akm.claims import TextSpan
 from akm.verify import SUPPORT_LABELS, LexicalClaimVerifier, SupportLabel
+from akm.verify.lexical import check_joined
+from akm.verify.wording import is_content_in, words
 
 PASSAGE = (
     "The cache is enabled by default. "
@@ -387,3 +390,15 @@ def test_a_claim_joins_two_sentences_only_when_the_second_speaks_of_the_first(
     assert judgement.label == label, judgement.note
     joined = next(check for check in judgement.checks if check.name == "joined")
     assert joined.passed == (label == "supported"), joined.detail
+
+
+def test_a_name_with_digits_links_two_sentences_and_a_date_does_not() -> None:
+    def joined(claim: str, passage: str) -> str | None:
+        content = [word for word in words(claim) if is_content_in(word, claim)]
+        return check_joined(content, passage, TextSpan(0, len(passage)))
+
+    named = "The regions bound by p53 (p53BERs) were mapped. Furthermore, p53BERs produce enhancer RNAs."
+    assert joined("The regions bound by p53 produce enhancer RNAs.", named) is None
+    dated = "Marek will move the database by 4 December. The next retrospective is on 4 December."
+    finding = joined("The retrospective will move the database by 4 December.", dated)
+    assert finding is not None and "retrospective" in finding
