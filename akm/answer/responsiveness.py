@@ -37,6 +37,7 @@ from akm.answer.selection import (
     content_terms,
     fills_answer_type,
     mentions_event,
+    other_kind,
     question_similarities,
     unnamed_kind,
 )
@@ -96,6 +97,8 @@ class _ClaimCheck:
     # False for a date question whose claim and passage speak only of whom or what it names, not of
     # what happened ("What year did Tesla die?" and a year of Tesla's patents).
     event: bool = True
+    # Another kind of the noun the question narrows ("full plot" where a half plot was asked).
+    other: str | None = None
 
     @property
     def focus_min(self) -> float:
@@ -113,6 +116,7 @@ class _ClaimCheck:
             and self.refers is None
             and not self.absent_numbers
             and self.unnamed is None
+            and self.other is None
             and self.event
             and typed_ok
             and self.focus >= self.focus_min - 1e-9
@@ -141,6 +145,7 @@ class _ClaimCheck:
             )
             + ("" if self.unnamed is None else f", names no {self.unnamed} (asked which)")
             + ("" if self.event else ", says not what happened then")
+            + ("" if self.other is None else f", speaks of a {self.other}")
         )
 
 
@@ -176,6 +181,7 @@ def check_responsiveness(
                 absent_numbers=tuple(term for term in numbers if term not in with_context),
                 polar=polar,
                 unnamed=unnamed_kind(focus.question, claim.text),
+                other=other_kind(focus.question, claim.text, claim.context, claim.heading),
                 event=focus.answer_type != "date"
                 or mentions_event(f"{claim.text} {claim.context}", focus.question),
             )

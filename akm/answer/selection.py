@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Literal
 
 import numpy as np
@@ -255,7 +256,9 @@ _PERMISSION_QUESTION = re.compile(
     r"^\s*who\s+(?:may|can|could|must|should|is allowed|are allowed|is permitted|are permitted|"
     r"has access|have access|approves|approve|signs off|reviews|maintains|handles|is responsible|"
     r"are responsible|is in charge|(?:is|are|gets|get) (?:paged|notified|alerted|called|contacted|"
-    r"informed|told|asked|billed|charged))\b",
+    r"informed|told|asked|billed|charged)|"
+    # "Who presents the accounts?", "who keeps the keys?": a duty that recurs, which a role holds.
+    r"(?!is\b|has\b|does\b|was\b|says\b)[a-z]{3,}(?<!s)s)\b",
     re.IGNORECASE,
 )
 # "Who founded / designed / wrote X?": the deed itself is the question. A person who led or owned X
@@ -310,6 +313,14 @@ _TIME_OR_FREQUENCY = re.compile(
 )
 _YEAR = re.compile(r"\b(1\d{3}|20\d{2})s?\b")
 _DAY_QUESTION = re.compile(r"\b(?:what|which) days?\b|\bon what day\b", re.IGNORECASE)
+_HOW_OFTEN = re.compile(r"\bhow often\b", re.IGNORECASE)
+_FREQUENCY = re.compile(
+    r"\b(?:once|twice|thrice|(?:\d+|two|three|four|five|six|seven|eight|nine|ten|several|many)\s+times)\b|"
+    r"\b(?:a|an|per)\s+(?:day|night|week|fortnight|month|quarter|season|year|hour|minute)\b|"
+    r"\b(?:never|always|rarely|seldom|usually|fortnightly|quarterly|biannually)\b|"
+    r"\bevery\s+(?:[a-z]+\s+)?(?:days|nights|weeks|months|years|hours|minutes|decades|centuries)\b",
+    re.IGNORECASE,
+)
 _EVERY_DAY = re.compile(r"\b(?:daily|every day|each day|weekdays?|weekends?)\b", re.IGNORECASE)
 _MONEY_QUESTION = re.compile(
     r"\b(?:price|prices|cost|costs|fee|fees|fare|fares|salary|salaries|wage|wages)\b|\bhow much money\b",
@@ -522,6 +533,8 @@ def _states_count(text: str, noun: str, question: str = "") -> bool:
     per noun, not the noun, unless a number stands right before it."""
     named = set(re.findall(r"\d+(?:[.,]\d+)*", question))
     candidates = []
+    # A time of day ("09:20 The on-call engineer was paged") counts nothing.
+    text = _CLOCK_TIME.sub(" ", text)
     for match in _COUNT_CANDIDATE.finditer(text):
         words = re.findall(r"[A-Za-z][\w'’-]*", match.group("after"))
         if noun in (stem(word) for word in words):
@@ -550,6 +563,7 @@ def _states_count(text: str, noun: str, question: str = "") -> bool:
     return False
 
 
+_CLOCK_TIME = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b:?")
 _VERSION_BEFORE = re.compile(r"\b(?:version|release|revision|v)\.?\s*$", re.IGNORECASE)
 _MONTH_BEFORE = re.compile(MONTH.pattern + r"\s*$", re.IGNORECASE)
 
@@ -1019,6 +1033,9 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
         # "When does the job run?": a time of day or how often answers it, not a "which year".
         return bool(_WHEN_QUESTION.search(question) and _TIME_OR_FREQUENCY.search(text))
     if answer_type == "number":
+        if _HOW_OFTEN.search(question):
+            # "How often should the filter be cleaned?": "once a week", "daily", "twice a year".
+            return bool(_TIME_OR_FREQUENCY.search(text) or _FREQUENCY.search(text))
         if _MONEY_QUESTION.search(question):
             return bool(_MONEY.search(text))
         if _RATE_QUESTION.search(question):
@@ -1108,6 +1125,77 @@ _CODE_OR_QUOTED = re.compile(r"`[^`]+`|\"[^\"]+\"|“[^”]+”|\b\w+[_/]\w+")
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b(?:[A-Z][\w'’-]*|[a-z]+[A-Z][\w'’-]*)")
 
 
+# A noun narrowed by the word before it, after an article or a determiner: "a half plot".
+_NARROWED = re.compile(
+    r"\b(?:a|an|the|per|each|every|one|my|your|our|their|his|her|its)\s+"
+    r"(?P<modifier>[A-Za-z][\w'’-]*)\s+(?P<noun>[A-Za-z][\w'’-]*)",
+    re.IGNORECASE,
+)
+
+
+# Words before a noun that say how many or which one, not what kind: "per year", "each plot".
+_QUANTIFIERS = frozenset(
+    {
+        "per",
+        "each",
+        "every",
+        "any",
+        "some",
+        "no",
+        "all",
+        "both",
+        "either",
+        "neither",
+        "another",
+        "other",
+        "such",
+        "same",
+    }
+)
+
+
+def other_kind(question: str, claim: str, context: str, heading: str = "") -> str | None:
+    """The other kind of thing a claim speaks of, when the question narrows a noun by a word that the
+    claim lacks and its passage never puts before that noun, while the claim or its passage gives
+    the noun another ("How much does a half plot cost?" is not answered by "A full plot costs 60
+    pounds a year", though the passage goes on "students pay half"; "How much does a day permit
+    cost?" not by the price of the overnight permit the passage speaks of). Returned as "full plot
+    (asked: half plot)"; None when the claim speaks of what was asked. Only for questions that ask
+    for a number (a price, a count, a rate), whose answer differs from one kind to the next; a
+    name before the noun ("the Amazon forest") is left to the checks of names."""
+    if answer_type_of(question) != "number":
+        return None
+    # What the claim's heading names (a table row's header: "meals per day"), it speaks of.
+    in_claim = set(content_terms(f"{claim} {heading}"))
+    said = _WORD.findall(f"{claim} {context} {heading}")
+    pairs = [(stem(before), stem(word)) for before, word in pairwise(said)]
+    for match in _NARROWED.finditer(question):
+        modifier, noun = match.group("modifier"), match.group("noun")
+        if (
+            modifier.lower() in _STOPWORDS
+            or noun.lower() in _STOPWORDS
+            or _NUMBER_WORD.fullmatch(noun)
+            or not modifier.islower()
+            or noun.lower().endswith(("ed", "ing"))
+            or len(modifier) < 3
+            or stem(modifier) in in_claim
+            or (stem(modifier), stem(noun)) in pairs
+        ):
+            continue
+        for before, word in pairwise(said):
+            if (
+                stem(word) == stem(noun)
+                and before[:1].isalpha()
+                and before.lower() not in _STOPWORDS
+                and before.lower() not in _QUANTIFIERS
+                and not _NUMBER_WORD.fullmatch(before)
+                and stem(before) != stem(noun)
+                and not MONTH.fullmatch(before)
+            ):
+                return f"{before.lower()} {word} (asked: {modifier.lower()} {noun})"
+    return None
+
+
 def unnamed_kind(question: str, text: str) -> str | None:
     """The kind a "which <kind>" question asks for, when ``text`` names nothing the question does not:
     no name (a capitalised word past a sentence's start), no figure, no term of code or quoted name.
@@ -1119,6 +1207,16 @@ def unnamed_kind(question: str, text: str) -> str | None:
         return None
     asked = {stem(word) for word in _WORD.findall(question)}
     asked_figures = set(re.findall(r"\d+(?:[.,]\d+)*", question))
+    # A time of day names no thing, nor does a count of things of the kind ("3,200 customers" for
+    # "Which customer ..."); a word after a time stamp opens its sentence ("09:12 The first ...").
+    kind = stem(which.group("kind"))
+    text = re.sub(r"(?m)^\s*" + _CLOCK_TIME.pattern + r"\s*", "", text)
+    text = _CLOCK_TIME.sub(" ", text)
+    text = re.sub(
+        r"\b\d+(?:[.,]\d+)*(?=\s+([A-Za-z][\w'’-]*))",
+        lambda match: " " if stem(match.group(1)) == kind else match.group(),
+        text,
+    )
     if any(stem(match.group()) not in asked for match in _NAME.finditer(text)):
         return None
     if set(re.findall(r"\d+(?:[.,]\d+)*", text)) - asked_figures:
@@ -1484,6 +1582,7 @@ __all__ = [
     "combined_score",
     "content_terms",
     "fills_answer_type",
+    "other_kind",
     "question_focus",
     "question_similarities",
     "score_sentences",

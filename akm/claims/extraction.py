@@ -73,6 +73,15 @@ _SECTION_TITLE = re.compile(r"^\s*#*\s*(?:§\s*)?\d+(?:\.\d+)*[.)]?\s+\S")
 _HEADING_MARK = re.compile(r"^\s*#{1,6}\s")
 _STATEMENT_WORD = re.compile(r"[A-Za-z][\w'’-]*|\d[\w.,]*")
 # A lowercase word with a verb's ending: "supports", "opened", "reads".
+# An instruction: a sentence that opens with its verb and goes on with what it acts on ("Clean the
+# filter once a week.", "Heat the oven to 220 °C.").
+_INSTRUCTION = re.compile(
+    r"^\W*[A-Z][a-z]{2,}\s+(?:the|a|an|it|them|your|this|these|that|those|all|any|each|every|up|off|"
+    r"out|back|down)\b.*[.!]\W*$"
+)
+# A labelled value, closed by a full stop: "Owner: Sam Okoro.", "Absent: Bea (on leave)." (a title
+# such as "Incident report: checkout outage" has no full stop).
+_LABELLED = re.compile(r"^\W*[A-Z][\w'’-]*(?:\s+[\w'’-]+){0,2}:\s+\w.*[.!]\W*$")
 _VERB_ENDING = re.compile(r"\b[a-z]{2,}(?:ed|es|s)\b")
 # Irregular past forms, which have no such ending: "She sank in a storm in 1931."
 _IRREGULAR_VERB = re.compile(
@@ -103,8 +112,10 @@ def is_statement(text: str) -> bool:
     """True when ``text`` states something; headings, section titles and bare names do not.
 
     A statement has at least three words and a verb (an auxiliary such as "is" or "has", a
-    lowercase word with a verb's ending, or an irregular past form such as "sank"). A heading marker, a leading section number, or Title
-    Case words with no closing full stop make a title, not a claim.
+    lowercase word with a verb's ending, or an irregular past form such as "sank"), or it is an
+    instruction that opens with its verb ("Heat the oven to 220 °C."), or a labelled value with a
+    full stop ("Owner: Sam Okoro."). A heading marker, a leading
+    section number, or Title Case words with no closing full stop make a title, not a claim.
     """
     if _HEADING_MARK.match(text):
         return False
@@ -118,7 +129,13 @@ def is_statement(text: str) -> bool:
     capitalised = sum(1 for word in words if word[0].isupper())
     if capitalised >= 0.6 * len(words) and not text.rstrip().endswith((".", "!", "?")):
         return False
-    return bool(_AUXILIARY.search(text) or _VERB_ENDING.search(text) or _IRREGULAR_VERB.search(text))
+    return bool(
+        _AUXILIARY.search(text)
+        or _VERB_ENDING.search(text)
+        or _IRREGULAR_VERB.search(text)
+        or _INSTRUCTION.match(text)
+        or _LABELLED.match(text)
+    )
 
 
 @dataclass(frozen=True, slots=True)

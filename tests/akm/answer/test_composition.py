@@ -290,3 +290,92 @@ def test_an_faq_answer_answers_the_question_above_it(tmp_path: Path) -> None:
         == "Report repairs to the site warden, Colin Baptiste, on the number posted at the gate."
     )
     assert packet_findings(result.packet.to_json()) == []
+
+
+OUTAGE = """Incident report: checkout outage on 14 September 2026
+
+Summary
+Between 09:12 and 10:47 UTC customers could not complete purchases on the web shop. About 3,200
+customers saw an error at checkout. No payments were taken twice and no data was lost.
+
+Timeline
+09:12 The first checkout errors were logged.
+09:20 The on-call engineer, Dana Whitlock, was paged by the error-rate alert.
+09:58 The cause was found: the disk of the orders database server was full.
+10:47 Checkout worked again for all customers.
+"""
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        pytest.param(
+            "What caused the checkout outage?",
+            "09:58 The cause was found: the disk of the orders database server was full.",
+            id="reason",
+        ),
+        pytest.param(
+            "Who was paged when the outage began?",
+            "09:20 The on-call engineer, Dana Whitlock, was paged by the error-rate alert.",
+            id="person",
+        ),
+    ],
+)
+def test_a_plain_text_s_title_is_the_heading_of_its_sentences(
+    tmp_path: Path, question: str, answer: str
+) -> None:
+    # Only the report's title says "checkout outage"; the timeline's lines are about it.
+    result = _ask_once(tmp_path, {"outage.txt": OUTAGE}, question, FixedGenerator(""))
+    reasons = result.packet.verification.verdict_reasons
+    assert result.verdict == "PASS", reasons
+    assert answer in result.answer.splitlines()
+    assert packet_findings(result.packet.to_json()) == []
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        pytest.param("Which customer reported the outage first?", id="which-customer"),
+        pytest.param("How many engineers worked on the outage?", id="how-many-engineers"),
+    ],
+)
+def test_a_count_of_the_kind_or_a_time_stamp_does_not_answer_which_or_how_many(
+    tmp_path: Path, question: str
+) -> None:
+    # "About 3,200 customers" says how many, not which customer; "09:20 The on-call engineer"
+    # is a time, not a count of engineers. The title lends "report" and "outage" all the same.
+    result = _ask_once(tmp_path, {"outage.txt": OUTAGE}, question, FixedGenerator(""))
+    assert result.verdict != "PASS", result.answer
+
+
+RETRO = """Sprint 42 retrospective, 20 November 2026
+
+Present: Ines, Marek, Tomoko, Yusuf. Absent: Bea (on leave).
+
+Decisions
+End-to-end tests may no longer be skipped before a release.
+Marek will move the staging database to the managed service by 4 December.
+The next retrospective is on 4 December at 15:00.
+"""
+
+
+def test_a_labelled_value_of_the_minutes_answers_who(tmp_path: Path) -> None:
+    result = _ask_once(
+        tmp_path, {"retro.txt": RETRO}, "Who was absent from the retrospective?", FixedGenerator("")
+    )
+    reasons = result.packet.verification.verdict_reasons
+    assert result.verdict == "PASS", reasons
+    assert "Absent: Bea (on leave)." in result.answer
+    assert packet_findings(result.packet.to_json()) == []
+
+
+def test_a_claim_joined_from_two_statements_is_not_supported(tmp_path: Path) -> None:
+    # The model's sentence takes "moved to the managed service" from Marek's decision and "the
+    # retrospective" from the next line: no sentence says the retrospective will be moved.
+    made_up = "The retrospective will be moved to the managed service by 4 December at 15:00."
+    generator = FixedGenerator(made_up)
+    question = "When will the retrospective be moved to the managed service?"
+    result = _ask_once(tmp_path, {"retro.txt": RETRO}, question, generator)
+    assert generator.prompts, "the question reached the generator"
+    assert made_up not in result.answer
+    assert made_up not in [claim.text for claim in result.claims if claim.status == "supported"]

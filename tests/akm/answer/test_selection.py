@@ -15,6 +15,7 @@ from akm.answer.selection import (
     counted_noun,
     fills_answer_type,
     mentions_event,
+    other_kind,
     question_focus,
     select_evidence,
     stem,
@@ -692,6 +693,21 @@ def test_a_which_question_is_answered_by_naming_one_of_its_kind() -> None:
     assert verdict.responsive, verdict.reason
 
 
+def test_a_time_stamp_counts_nothing_and_names_nothing() -> None:
+    # A report's timeline: "09:20" is a time, not 20 engineers; "09:12 The first ..." opens its
+    # sentence after the time stamp, so "The" is no name; "3,200 customers" counts the kind.
+    count = "How many engineers worked on the outage?"
+    paged = "09:20 The on-call engineer, Dana Whitlock, was paged by the error-rate alert."
+    assert not fills_answer_type(paged, "number", count)
+    assert fills_answer_type("Two engineers worked on it from 09:20.", "number", count)
+    which = "Which customer reported the outage first?"
+    assert unnamed_kind(which, "About 3,200 customers saw an error at checkout.") == "customer"
+    assert unnamed_kind(which, "10:47: Checkout worked again for all customers.") == "customer"
+    assert unnamed_kind(which, "09:12 The first checkout errors were logged.") == "customer"
+    assert unnamed_kind(which, "At 09:05 Acme Ltd reported failed payments.") is None
+    assert unnamed_kind("Which room is the meeting in?", "The meeting is in room 12.") is None
+
+
 def test_prices_in_other_currencies_and_places_behind_or_in_cabinets() -> None:
     question = "How much does entry to the museum cost for adults?"
     assert fills_answer_type("Entry costs 80 kronor for adults.", "number", question)
@@ -769,6 +785,59 @@ def test_a_role_answers_who_must_approve() -> None:
         "First-class tickets need the written approval of your department head.", "person", question
     )
     assert not fills_answer_type("First-class tickets are rarely approved.", "person", question)
+
+
+def test_a_role_answers_whose_duty_it_is_and_a_frequency_how_often() -> None:
+    # "Who presents ...?" asks whose recurring duty it is: a role holds it as a name does.
+    presents = "Who presents the accounts at the annual general meeting?"
+    assert fills_answer_type("The treasurer presents the accounts at the meeting.", "person", presents)
+    assert not fills_answer_type("The accounts are presented at the meeting.", "person", presents)
+    # "Who is ..." asks who someone is; a role does not name them.
+    assert not fills_answer_type("The treasurer keeps the accounts.", "person", "Who is the treasurer?")
+    often = "How often should the filter be cleaned?"
+    assert answer_type_of(often) == "number"
+    for said in (
+        "Clean the filter once a week.",
+        "Rinse it daily.",
+        "Clean it twice a month.",
+        "Clean it 3 times a year.",
+    ):
+        assert fills_answer_type(said, "number", often), said
+    assert not fills_answer_type("Twist the filter anticlockwise and lift it out.", "number", often)
+    elections = "How often do Parliament elections take place?"
+    assert fills_answer_type("The elections take place every five years.", "number", elections)
+
+
+def test_a_claim_about_another_kind_of_what_was_asked_does_not_answer() -> None:
+    prices = "A full plot costs 60 pounds a year and a raised bed costs 25 pounds a year."
+    half = "How much does a half plot cost?"
+    assert other_kind(half, prices, prices) == "full plot (asked: half plot)"
+    # "half" elsewhere in the passage does not make the full plot a half one.
+    assert other_kind(half, prices, f"{prices} Members over 65 pay half.") == "full plot (asked: half plot)"
+    # A table row's header says what its figures are: "meals per day" under "Daily allowances".
+    row, table = "| abroad | 60 euros | 160 euros |", "## Daily allowances\n| abroad | 60 euros | 160 euros |"
+    meals = "How much is the meal allowance per day abroad?"
+    assert other_kind(meals, row, table) == "daily allowances (asked: meal allowance)"
+    assert (
+        other_kind(meals, row, table, "Daily allowances | trip | meals per day | hotel per night |") is None
+    )
+    assert other_kind("How much does a raised bed cost?", prices, prices) is None
+    assert other_kind("How much does a plot cost?", prices, prices) is None
+    # "per year" says how often, not which year; "the last three" narrows no noun.
+    typical = "How many tons of carbon does the Amazon absorb in a typical year?"
+    assert other_kind(typical, "It stored 0.6 tons of carbon per hectare per year.", "") is None
+    assert (
+        other_kind("How many points were scored in the last three minutes?", "in the final three minutes", "")
+        is None
+    )
+    verdict = check_responsiveness(question_focus(half), [_claim(prices, prices)], None)
+    assert not verdict.responsive
+    assert "speaks of a full plot (asked: half plot)" in verdict.reason
+    # The passage says which permit the price is for, though the claim does not.
+    permit = "Every hiker who stays overnight needs an overnight permit. The permit costs 25 euros."
+    claim = "The permit costs 25 euros."
+    assert other_kind("How much does a day permit cost?", claim, permit) is not None
+    assert other_kind("How much does an overnight permit cost?", claim, permit) is None
 
 
 def test_an_outage_report_answers_when_it_started_and_what_caused_it() -> None:

@@ -12,9 +12,11 @@ from akm.claims import (
     claim_text,
     detect_claim_class,
     extract_claims,
+    is_claimable,
     months,
     quantities,
 )
+from akm.claims.segmentation import TextSpan
 
 ANSWER = (
     "The cache is enabled by default [E1]. Latency dropped to 3.5 ms in v1.2.3. [E2]\n"
@@ -254,3 +256,20 @@ def test_a_list_entry_or_table_row_with_a_figure_is_a_claim() -> None:
         "400 g rye flour",
         "| abroad | 60 euros | 160 euros |",
     ]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "claimable"),
+    [
+        pytest.param("Clean the filter once a week.", True, id="instruction"),
+        pytest.param("Heat the oven to 220 °C.", True, id="instruction-with-a-figure"),
+        pytest.param("Twist the filter anticlockwise", False, id="no-full-stop"),
+        pytest.param("Owner: Sam Okoro.", True, id="labelled-value"),
+        pytest.param("Incident report: checkout outage", False, id="title-with-a-colon"),
+    ],
+)
+def test_an_instruction_or_a_labelled_value_is_a_claim(sentence: str, claimable: bool) -> None:
+    # A manual or a recipe states what to do, the sentence opening with its verb; minutes and
+    # action items state who with a label ("Owner: ...", "Absent: ..."), closed by a full stop.
+    assert is_claimable(sentence, TextSpan(0, len(sentence))) is claimable
+    assert bool(extract_claims(sentence, ())) is claimable
