@@ -204,11 +204,15 @@ _REFERRING = frozenset(
 
 
 def check_joined(content: list[Word], passage: str, window: TextSpan) -> str | None:
-    """A claim drawn from two sentences, each giving words the other lacks, holds only when the
-    second speaks of what the first named (a pronoun: "Tessel 4.2 was released in May. It needs
-    Python 3.11."; or a name both give, an abbreviation included). Else the claim joins two statements about different things ("Marek will move
-    the database to the managed service by 4 December. The next retrospective is on 4 December."
-    does not say the retrospective will be moved). None when the claim holds together."""
+    """A claim drawn from two sentences, each giving words the other lacks, holds only when the two
+    speak of one thing: the second refers back to the first (a pronoun: "Tessel 4.2 was released
+    in May. It needs Python 3.11."; or a name both give, an abbreviation included), or the claim
+    keeps the subject of the sentence that gives most of it and adds what the other says of it
+    ("... has housed the Sörmark industrial museum. Entry costs 80 kronor for adults." for "Entry to
+    the Sörmark industrial museum costs 80 kronor"). Else the claim puts what one sentence says of
+    its subject on something of the other ("Marek will move the database to the managed service by
+    4 December. The next retrospective is on 4 December." does not say the retrospective will be
+    moved). None when the claim holds together."""
     spans = [
         span for span in sentence_spans(passage) if window.start <= span.start and span.end <= window.end
     ]
@@ -234,6 +238,13 @@ def check_joined(content: list[Word], passage: str, window: TextSpan) -> str | N
         for word in second
     ):
         return None
+    # The sentence that gives most of the claim: its subject (its first content word) in the claim.
+    claim_forms = form_set(content)
+    most = max(len(only_first), len(only_second))
+    for sentence, given in ((first, only_first), (second, only_second)):
+        subject = next((word for word in sentence if is_content_in(word, passage)), None)
+        if len(given) == most and subject is not None and word_found(subject, claim_forms):
+            return None
     return (
         f"the claim joins two sentences about different things: {', '.join(only_first)} from one, "
         f"{', '.join(only_second)} from the next"

@@ -356,6 +356,10 @@ DECISIONS = (
     "Marek will move the staging database to the managed service by 4 December. "
     "The next retrospective is on 4 December at 15:00."
 )
+MUSEUM = (
+    "Since 1992 the old machine hall has housed the Sörmark industrial museum, which is open from May "
+    "to September. Entry costs 80 kronor for adults; children under 12 enter free."
+)
 SCREEN = (
     "Treatment with the compound pyridostatin (PDS) increases telomere fragility. "
     "Remarkably, PDS reduces proliferation of HR-defective cells by inducing checkpoint activation."
@@ -380,8 +384,11 @@ SCREEN = (
         # The second sentence names what the first did by its pronoun or by its abbreviation.
         ("Tessel 4.2 needs Python 3.11 or newer.", RELEASE, "supported"),
         ("Pyridostatin induces checkpoint activation.", SCREEN, "supported"),
+        # The claim keeps the subject of the sentence that gives most of it ("Entry costs ...")
+        # and adds what it is the entry to from the sentence before.
+        ("The entry to the Sörmark industrial museum costs 80 kronor for adults.", MUSEUM, "supported"),
     ],
-    ids=["two-statements", "one-statement", "pronoun", "abbreviation"],
+    ids=["two-statements", "one-statement", "pronoun", "abbreviation", "subject-kept"],
 )
 def test_a_claim_joins_two_sentences_only_when_the_second_speaks_of_the_first(
     claim: str, passage: str, label: SupportLabel
