@@ -29,7 +29,8 @@ and the claim is supported only when the score reaches ``support_threshold``:
 12. structure  roles, list entries, degree words, predicates and proximity
                (``akm.verify.structure``; skipped for a close quote of the passage);
 13. joined     a claim drawn from two sentences, each giving words the other lacks, needs the
-               second to speak of what the first named (a pronoun), else it joins two statements.
+               two to speak of one thing: the second refers back (a pronoun, a shared name), or
+               the claim keeps the subject of the sentence that gives most of it.
 
 The defaults were chosen on the even-numbered lines of the SciFact train claims and checked on
 the odd ones (``akm bench verify``); they favour precision over recall by design.
