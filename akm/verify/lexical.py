@@ -239,12 +239,19 @@ def check_joined(content: list[Word], passage: str, window: TextSpan) -> str | N
         for word in second
     ):
         return None
-    # The sentence that gives most of the claim: its subject (its first content word) in the claim.
+    # The sentence that gives most of the claim: its subject (its first content word) in the claim,
+    # a subject of its own: a word both sentences give ("Payroll questions go to Priya Nair.
+    # Questions about the building go to Tomás Rivera.") says not which one the claim keeps.
     claim_forms = form_set(content)
     most = max(len(only_first), len(only_second))
-    for sentence, given in ((first, only_first), (second, only_second)):
+    for sentence, given, other in ((first, only_first, second_forms), (second, only_second, first_forms)):
         subject = next((word for word in sentence if is_content_in(word, passage)), None)
-        if len(given) == most and subject is not None and word_found(subject, claim_forms):
+        if (
+            len(given) == most
+            and subject is not None
+            and word_found(subject, claim_forms)
+            and not word_found(subject, other)
+        ):
             return None
     return (
         f"the claim joins two sentences about different things: {', '.join(only_first)} from one, "

@@ -364,6 +364,10 @@ SCREEN = (
     "Treatment with the compound pyridostatin (PDS) increases telomere fragility. "
     "Remarkably, PDS reduces proliferation of HR-defective cells by inducing checkpoint activation."
 )
+CONTACTS = (
+    "Payroll questions go to Priya Nair in Finance. Questions about the office building go to the "
+    "facilities manager, Tomás Rivera."
+)
 
 
 @pytest.mark.parametrize(
@@ -387,8 +391,15 @@ SCREEN = (
         # The claim keeps the subject of the sentence that gives most of it ("Entry costs ...")
         # and adds what it is the entry to from the sentence before.
         ("The entry to the Sörmark industrial museum costs 80 kronor for adults.", MUSEUM, "supported"),
+        # A subject both sentences give ("questions") is no subject kept: the claim puts the
+        # building's manager on the payroll questions.
+        (
+            "Priya Nair, the office building manager, Tomás Rivera, handles payroll questions.",
+            CONTACTS,
+            "insufficient",
+        ),
     ],
-    ids=["two-statements", "one-statement", "pronoun", "abbreviation", "subject-kept"],
+    ids=["two-statements", "one-statement", "pronoun", "abbreviation", "subject-kept", "subject-shared"],
 )
 def test_a_claim_joins_two_sentences_only_when_the_second_speaks_of_the_first(
     claim: str, passage: str, label: SupportLabel
