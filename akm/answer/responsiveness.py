@@ -12,7 +12,14 @@ supported claim that is also responsive:
   count for "how many" (not a bare year nor a measure in another unit), money for a price, a name
   for "who", a place for "where", a cause for "why") reaches ``SCORE_MIN``;
 * it is about what the question names: every number of the question ("Tessel 4.3", "in 1931")
-  stands in the claim or its passage;
+  stands in the claim or its passage; the role a "who is the <role>" question asks the holder of
+  stands in the claim or its heading, or its deed does ("Who was the first keeper?" is not answered
+  by "designed by the engineer Ingrid Falk"; "led" names the leader), and a claim about another kind
+  of what a number or person question narrows ("the last keeper" for the first) does not answer it;
+* a "when did ..." question asks for the deed, not a state of the same word ("The lido is open from
+  1 May" does not say when it opened), nor is it answered by a claim cut from a sentence whose
+  left-out words hold the deed and its own date ("It was restored in 2019" from "It opened in 1937
+  and was restored in 2019");
 * a yes-or-no question ("Can cars cross the bridge?") is answered only where every one of its
   terms stands in the claim or its passage: a sentence about the bridge that never names cars says
   neither yes nor no, however much else it shares;
@@ -32,13 +39,16 @@ from dataclasses import dataclass
 
 from akm.answer.selection import (
     QuestionFocus,
+    absent_role,
     answered_kind_terms,
     combined_score,
     content_terms,
+    cut_event,
     fills_answer_type,
     mentions_event,
     other_kind,
     question_similarities,
+    states_instead,
     unnamed_kind,
 )
 from akm.answer.tidy import is_non_answer, is_polar_question, refers_back
@@ -92,13 +102,17 @@ class _ClaimCheck:
     # only "Tessel 4.2" written): the claim is about something else.
     absent_numbers: tuple[str, ...] = ()
     polar: bool = False
-    # The kind a "which <kind>" question asks for, where the claim names no thing of it.
+    # The kind a "which <kind>" question asks for, where the claim names no thing of it, and the
+    # question's first word ("which", "what").
     unnamed: str | None = None
+    asking: str = "which"
     # False for a date question whose claim and passage speak only of whom or what it names, not of
     # what happened ("What year did Tesla die?" and a year of Tesla's patents).
     event: bool = True
     # Another kind of the noun the question narrows ("full plot" where a half plot was asked).
     other: str | None = None
+    # The role a "who is the <role>" question asks the holder of, where the claim names it not.
+    role: str | None = None
 
     @property
     def focus_min(self) -> float:
@@ -117,6 +131,7 @@ class _ClaimCheck:
             and not self.absent_numbers
             and self.unnamed is None
             and self.other is None
+            and self.role is None
             and self.event
             and typed_ok
             and self.focus >= self.focus_min - 1e-9
@@ -143,9 +158,10 @@ class _ClaimCheck:
                 if self.absent_numbers
                 else ""
             )
-            + ("" if self.unnamed is None else f", names no {self.unnamed} (asked which)")
+            + ("" if self.unnamed is None else f", names no {self.unnamed} (asked {self.asking})")
             + ("" if self.event else ", says not what happened then")
             + ("" if self.other is None else f", speaks of a {self.other}")
+            + ("" if self.role is None else f", names no {self.role} (asked who)")
         )
 
 
@@ -181,9 +197,15 @@ def check_responsiveness(
                 absent_numbers=tuple(term for term in numbers if term not in with_context),
                 polar=polar,
                 unnamed=unnamed_kind(focus.question, claim.text),
+                asking=(focus.question.split() or ["which"])[0].lower(),
                 other=other_kind(focus.question, claim.text, claim.context, claim.heading),
+                role=absent_role(focus.question, claim.text, claim.heading),
                 event=focus.answer_type != "date"
-                or mentions_event(f"{claim.text} {claim.context}", focus.question),
+                or (
+                    mentions_event(f"{claim.text} {claim.context}", focus.question)
+                    and not states_instead(claim.text, focus.question)
+                    and not cut_event(claim.text, claim.context, focus.question)
+                ),
             )
         )
     passing = [check for check in checks if check.passes]

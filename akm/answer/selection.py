@@ -33,7 +33,7 @@ from typing import Literal
 
 import numpy as np
 
-from akm.claims import is_claimable, is_question, sentence_spans, table_header
+from akm.claims import is_claimable, is_question, is_table_row, sentence_spans, table_header
 from akm.claims.quantities import DAY_OF_MONTH, MONTH, WEEKDAY, mentions_date, quantities
 from akm.embedding import Embedder, EmbeddingModelError
 from akm.support import ReadEvidence
@@ -288,6 +288,11 @@ _GROUP_WORD = re.compile(
     r"supervisors?|chairs?|chairman|chairwoman|chairperson|wardens?|secretary|treasurer|head teacher)\b",
     re.IGNORECASE,
 )
+# What is handed to someone: "Payroll questions go to Priya Nair", "reported to the Warden".
+_HANDED_TO = re.compile(
+    r"\b(?:go|goes|went|are sent|is sent|report(?:ed)?|are reported|is reported|addressed|directed|"
+    r"forwarded|escalated|submitted|referred)\s+to\s+(?:the\s+)?(?:[a-z]+\s+){0,2}?[A-Z][a-z'’-]+"
+)
 _PLACE_QUESTION = re.compile(
     r"^\s*where\b|\b(?:what|which) (?:city|country|state|place|region|town|county|continent|location|area|nation|island|river)\b",
     re.IGNORECASE,
@@ -314,6 +319,12 @@ _TIME_OR_FREQUENCY = re.compile(
 _YEAR = re.compile(r"\b(1\d{3}|20\d{2})s?\b")
 _DAY_QUESTION = re.compile(r"\b(?:what|which) days?\b|\bon what day\b", re.IGNORECASE)
 _HOW_OFTEN = re.compile(r"\bhow often\b", re.IGNORECASE)
+# A span of time in a table's cell, under a column that says what it is ("Replace after: 3 years").
+_TABLE_DURATION = re.compile(
+    r"^\|.*\|\s*(?:after\s+|every\s+)?(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|"
+    r"twelve)\s+(?:minutes?|hours?|days?|weeks?|months?|years?)\s*\|",
+    re.IGNORECASE,
+)
 _FREQUENCY = re.compile(
     r"\b(?:once|twice|thrice|(?:\d+|two|three|four|five|six|seven|eight|nine|ten|several|many)\s+times)\b|"
     r"\b(?:a|an|per)\s+(?:day|night|week|fortnight|month|quarter|season|year|hour|minute)\b|"
@@ -1034,8 +1045,11 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
         return bool(_WHEN_QUESTION.search(question) and _TIME_OR_FREQUENCY.search(text))
     if answer_type == "number":
         if _HOW_OFTEN.search(question):
-            # "How often should the filter be cleaned?": "once a week", "daily", "twice a year".
-            return bool(_TIME_OR_FREQUENCY.search(text) or _FREQUENCY.search(text))
+            # "How often should the filter be cleaned?": "once a week", "daily", "twice a year"; and
+            # a table's interval column: "| Headset | Jabra Evolve2 55 | 3 years |".
+            return bool(
+                _TIME_OR_FREQUENCY.search(text) or _FREQUENCY.search(text) or _TABLE_DURATION.search(text)
+            )
         if _MONEY_QUESTION.search(question):
             return bool(_MONEY.search(text))
         if _RATE_QUESTION.search(question):
@@ -1061,9 +1075,10 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
         if _names_doer(text, question, asked):
             return True
         if _PERMISSION_QUESTION.search(question):
-            # "Who may start a deploy?": a role or a group answers, not only a name.
+            # "Who may start a deploy?": a role or a group answers, not only a name; "Who handles
+            # payroll questions?" a name questions go to ("go to Priya Nair" names no place).
             groups = {stem(match.group()) for match in _GROUP_WORD.finditer(text)}
-            if groups - asked:
+            if groups - asked or _HANDED_TO.search(text):
                 return True
         return any(
             stem(match.group()) not in asked and not _PLACE_BEFORE.search(text, 0, match.start())
@@ -1117,8 +1132,17 @@ def answered_kind_terms(question: str, text: str) -> set[str]:
     return credited
 
 
-# "Which database ...": a question for one particular thing of a kind.
-_WHICH_QUESTION = re.compile(r"^\s*which\s+(?P<kind>[A-Za-z][\w'’-]*)", re.IGNORECASE)
+# "Which database ...": a question for one particular thing of a kind; "What model ...": of a kind
+# whose things are told apart by their names ("What fuel ..." is answered by common words).
+_WHICH_QUESTION = re.compile(
+    r"^\s*(?:which\s+(?P<kind>[A-Za-z][\w'’-]*)"
+    r"|what\s+(?P<named>models?|brands?|makes?|versions?|editions?|names?)\b)",
+    re.IGNORECASE,
+)
+# A figure that names rather than counts: "the number 14 bus", "route 7 buses", "gate 3".
+_NAMING_FIGURE = re.compile(
+    r"\b(?:number|no\.?|nr\.?|route|line|gate|platform|room|bay|#)\s*$", re.IGNORECASE
+)
 # A term of code or a quoted name: `harbor migrate`, "retry_limit", api/v2.
 _CODE_OR_QUOTED = re.compile(r"`[^`]+`|\"[^\"]+\"|“[^”]+”|\b\w+[_/]\w+")
 # A name past a sentence's start, acronyms and inner capitals included ("SQLite", "AWS", "iOS").
@@ -1161,9 +1185,11 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
     pounds a year", though the passage goes on "students pay half"; "How much does a day permit
     cost?" not by the price of the overnight permit the passage speaks of). Returned as "full plot
     (asked: half plot)"; None when the claim speaks of what was asked. Only for questions that ask
-    for a number (a price, a count, a rate), whose answer differs from one kind to the next; a
-    name before the noun ("the Amazon forest") is left to the checks of names."""
-    if answer_type_of(question) != "number":
+    for a number (a price, a count, a rate), whose answer differs from one kind to the next, or for
+    a person ("Who was the first keeper?" is not answered by "The last keeper, Olof Brandt, ..."); a
+    name before the noun ("the Amazon forest") is left to the checks of names, and a possessive
+    ("the team's coach") says whose, not which kind."""
+    if answer_type_of(question) not in ("number", "person"):
         return None
     # What the claim's heading names (a table row's header: "meals per day"), it speaks of.
     in_claim = set(content_terms(f"{claim} {heading}"))
@@ -1191,6 +1217,7 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
                 and not _NUMBER_WORD.fullmatch(before)
                 and stem(before) != stem(noun)
                 and not MONTH.fullmatch(before)
+                and not before.lower().endswith(("'s", "’s", "s'", "s’"))
             ):
                 return f"{before.lower()} {word} (asked: {modifier.lower()} {noun})"
     return None
@@ -1200,21 +1227,30 @@ def unnamed_kind(question: str, text: str) -> str | None:
     """The kind a "which <kind>" question asks for, when ``text`` names nothing the question does not:
     no name (a capitalised word past a sentence's start), no figure, no term of code or quoted name.
     "Which database does Harbor use?" is not answered by "the migration of a state database takes
-    four minutes", which speaks of a database without saying which. None when the text names
-    something, or the question is of another form."""
+    four minutes", which speaks of a database without saying which; nor "What model is the laptop?"
+    by "Every new employee receives a laptop" (a model, brand, make, version, edition or name is
+    told by its name). None when the text names something, or the question is of another form."""
     which = _WHICH_QUESTION.search(question)
-    if which is None or which.group("kind").lower() in _STOPWORDS or answer_type_of(question) != "any":
+    if which is None:
+        return None
+    asked_kind = which.group("kind") or which.group("named")
+    if asked_kind.lower() in _STOPWORDS or answer_type_of(question) != "any":
         return None
     asked = {stem(word) for word in _WORD.findall(question)}
     asked_figures = set(re.findall(r"\d+(?:[.,]\d+)*", question))
     # A time of day names no thing, nor does a count of things of the kind ("3,200 customers" for
-    # "Which customer ..."); a word after a time stamp opens its sentence ("09:12 The first ...").
-    kind = stem(which.group("kind"))
+    # "Which customer ..."), though a figure after "number" does ("the number 14 bus"); a word
+    # after a time stamp opens its sentence ("09:12 The first ...").
+    kind = stem(asked_kind)
     text = re.sub(r"(?m)^\s*" + _CLOCK_TIME.pattern + r"\s*", "", text)
     text = _CLOCK_TIME.sub(" ", text)
     text = re.sub(
         r"\b\d+(?:[.,]\d+)*(?=\s+([A-Za-z][\w'’-]*))",
-        lambda match: " " if stem(match.group(1)) == kind else match.group(),
+        lambda match: (
+            " "
+            if stem(match.group(1)) == kind and not _NAMING_FIGURE.search(text[: match.start()])
+            else match.group()
+        ),
         text,
     )
     if any(stem(match.group()) not in asked for match in _NAME.finditer(text)):
@@ -1223,7 +1259,35 @@ def unnamed_kind(question: str, text: str) -> str | None:
         return None
     if any(match.group().strip('`"“”') not in question for match in _CODE_OR_QUOTED.finditer(text)):
         return None
-    return which.group("kind")
+    return asked_kind
+
+
+# "Who was the first keeper of ...?": the role a person question asks the holder of, the last of up
+# to four lowercase words after the article, before a preposition, a clause or the question mark.
+_ROLE_QUESTION = re.compile(
+    r"^\s*(?i:who)\s+(?:is|was|are|were|will\s+be|has\s+been|had\s+been)\s+(?:the|a|an)\s+"
+    r"(?P<phrase>[a-z][\w'’-]*(?:\s+[a-z][\w'’-]*){0,3}?)\s*"
+    r"(?=\b(?:of|at|in|for|on|to|from|behind|during|with|that|who|whose|when)\b|\?|$)"
+)
+
+
+def absent_role(question: str, claim: str, heading: str = "") -> str | None:
+    """The role a "who is the <role> ..." question asks the holder of, when neither the claim nor its
+    heading names it: "Who was the first keeper of the lighthouse?" is not answered by "The light
+    was designed by the engineer Ingrid Falk", a person in another role. None when the claim names
+    the role (in any form: "keepers"), or the question is of another form."""
+    match = _ROLE_QUESTION.match(question)
+    if match is None:
+        return None
+    role = match.group("phrase").split()[-1].lower()
+    if role in _STOPWORDS or stem(role) in set(content_terms(f"{claim} {heading}")):
+        return None
+    # A role named by its deed: "A Norman named Oursel led a force" says who the leader was.
+    deed = re.sub(r"(?:er|or)$", "", role) if len(role) > 5 else ""
+    said = [token.lower() for token in _WORD.findall(claim)]
+    if deed and any(_ASKED_FORM.get(token) == deed or _mentions_verb(token, deed) for token in said):
+        return None
+    return role
 
 
 # Irregular past forms and nouns of a few verbs, to the word a question asks with ("When did they
@@ -1286,6 +1350,55 @@ def mentions_event(text: str, question: str) -> bool:
     return any(
         _ASKED_FORM.get(token) == word or _mentions_verb(token, word) for word in wanted for token in said
     )
+
+
+def states_instead(text: str, question: str) -> bool:
+    """Whether ``text`` speaks of the state a "when did ..." question's verb names, not of the deed:
+    "When did the lido open?" asks when it first opened, and "The lido is open from 1 May to 30
+    September" says when it is open (a season, not the event), nowhere saying "opened"."""
+    if not re.search(r"\bdid\b", question, re.IGNORECASE):
+        return False
+    said = [token.lower() for token in _WORD.findall(text)]
+    for word in (token.lower() for token in _WORD.findall(question)):
+        if word in _STOPWORDS or word in _DATE_WORDS or _NUMBER.search(word):
+            continue
+        state = re.search(rf"\b(?:is|are|remains?|stays?)\s+(?:[a-z]+ly\s+)?{re.escape(word)}\b", text, re.I)
+        if state is not None and not any(
+            token != word and (_ASKED_FORM.get(token) == word or _mentions_verb(token, word))
+            for token in said
+        ):
+            return True
+    return False
+
+
+def cut_event(claim: str, context: str, question: str) -> bool:
+    """Whether ``claim`` was cut from a sentence of ``context`` whose left-out words hold the deed a
+    date question asks about and a date of its own: "It was restored in 2019" from "It opened in 1937
+    and was restored in 2019" does not say when it opened, though its sentence does."""
+    wanted = [
+        word.lower()
+        for index, word in enumerate(_WORD.findall(question))
+        if word.lower() not in _STOPWORDS
+        and word.lower() not in _DATE_WORDS
+        and not (index > 0 and word[:1].isupper())
+        and not _NUMBER.search(word)
+    ]
+    claimed = [token.lower() for token in _WORD.findall(claim)]
+    if not wanted or not claimed or any(_mentions_verb(token, word) for word in wanted for token in claimed):
+        return False
+    for span in sentence_spans(context):
+        said = [token.lower() for token in _WORD.findall(span.slice(context))]
+        left = list(said)
+        for token in claimed:
+            if token in left:
+                left.remove(token)
+        if len(said) - len(left) < 0.8 * len(claimed) or len(left) == len(said):
+            continue
+        if any(_YEAR.fullmatch(token) for token in left) and any(
+            _ASKED_FORM.get(token) == word or _mentions_verb(token, word) for word in wanted for token in left
+        ):
+            return True
+    return False
 
 
 def _mentions_verb(text: str, verb: str) -> bool:
@@ -1453,7 +1566,11 @@ def score_sentences(
                 asked = set(content_terms(without_question(span.slice(item.passage), focus.question)))
                 continue
             text = without_question(span.slice(item.passage), focus.question)
-            if len(re.findall(r"\w+", text)) < MIN_SENTENCE_WORDS or not is_claimable(item.passage, span):
+            # A table row is a whole entry, however few its words ("| Season pass | £145 |").
+            short = len(re.findall(r"\w+", text)) < MIN_SENTENCE_WORDS and not is_table_row(
+                item.passage, span
+            )
+            if short or not is_claimable(item.passage, span):
                 continue
             # A table row's column headers name what each of its cells is, as a heading does.
             header = table_header(item.passage, span)

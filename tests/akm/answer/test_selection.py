@@ -9,15 +9,18 @@ import pytest
 
 from akm.answer.responsiveness import NO_ANSWER_REASON, ClaimInContext, check_responsiveness
 from akm.answer.selection import (
+    absent_role,
     answer_type_of,
     answered_kind_terms,
     content_terms,
     counted_noun,
+    cut_event,
     fills_answer_type,
     mentions_event,
     other_kind,
     question_focus,
     select_evidence,
+    states_instead,
     stem,
     unnamed_kind,
     without_question,
@@ -857,3 +860,100 @@ def test_an_outage_report_answers_when_it_started_and_what_caused_it() -> None:
     caused = "What caused the checkout outage?"
     assert fills_answer_type("The cause was found: the disk was full.", "reason", caused)
     assert not fills_answer_type("The disk was full.", "reason", caused)
+
+
+LIDO = (
+    "Brennick Lido is an outdoor, unheated 50-metre pool on the south side of Alder Park. "
+    "It opened in 1937 and was restored in 2019 after eight years of closure."
+)
+LIGHTHOUSE = (
+    "The light was designed by the engineer Ingrid Falk, one of the first women to work for the national "
+    "lighthouse board. Keepers lived on the skerry until 1987, when the light was automated. The last "
+    "keeper, Olof Brandt, served for 22 years."
+)
+
+
+def test_a_who_question_for_a_role_is_answered_only_by_a_claim_that_names_the_role() -> None:
+    first = "Who was the first keeper of Skarvholm Lighthouse?"
+    designer = (
+        "The light was designed by the engineer Ingrid Falk, one of the first women to work for the board."
+    )
+    assert absent_role(first, designer) == "keeper"
+    assert absent_role(first, "The last keeper, Olof Brandt, served for 22 years.") is None
+    assert absent_role(first, "Olof Brandt served for 22 years.", "Keepers") is None
+    # No role asked: a deed, or a role a clause goes on with.
+    assert absent_role("Who designed Skarvholm Lighthouse?", designer) is None
+    assert (
+        absent_role("Who is the person responsible for backups?", "Sam is responsible for backups.") is None
+    )
+    verdict = check_responsiveness(question_focus(first), [_claim(designer, LIGHTHOUSE)], None)
+    assert not verdict.responsive
+    assert "names no keeper (asked who)" in verdict.reason
+    # A role named by its deed ("led" for the leader), and another one of the role: the last keeper.
+    leader = "Who was the leader when the Franks entered the Euphrates valley?"
+    assert absent_role(leader, "A Norman named Oursel led a force into the upper Euphrates valley.") is None
+    last = "The last keeper, Olof Brandt, served for 22 years."
+    assert other_kind(first, last, LIGHTHOUSE) == "last keeper (asked: first keeper)"
+    assert other_kind("Who is the head coach?", "Ann Berg is the team's coach.", "") is None
+    verdict = check_responsiveness(question_focus(first), [_claim(last, LIGHTHOUSE)], None)
+    assert "speaks of a last keeper (asked: first keeper)" in verdict.reason
+
+
+def test_a_figure_after_number_names_and_what_model_asks_for_a_name() -> None:
+    bus = "Which bus goes to the lido?"
+    assert unnamed_kind(bus, "The number 14 bus stops at the park gates.") is None
+    assert unnamed_kind(bus, "Route 7 buses stop at the gates.") is None
+    assert unnamed_kind(bus, "Two buses stop at the gates.") == "bus"
+    model = "What model is the laptop new staff receive?"
+    received = "Every new employee receives a laptop, a headset and a security key on their first day."
+    assert unnamed_kind(model, received) == "model"
+    assert unnamed_kind(model, "Laptop | ThinkPad T16 | 4 years") is None
+    # Most "what" questions are answered by common words.
+    assert unnamed_kind("What fuel did the first light burn?", "The first light burned rapeseed oil.") is None
+    verdict = check_responsiveness(question_focus(model), [_claim(received, received)], None)
+    assert "names no model (asked what)" in verdict.reason
+
+
+def test_when_it_opened_is_not_answered_by_its_season_nor_by_a_claim_cut_from_the_date() -> None:
+    opened = "When did Brennick Lido open?"
+    season = "The lido is open from 1 May to 30 September."
+    assert states_instead(season, opened)
+    assert not states_instead("It opened in 1937 and was restored in 2019.", opened)
+    assert not states_instead(season, "When is the lido open?")
+    restored = "It was restored in 2019 after eight years of closure."
+    assert cut_event(restored, LIDO, opened)
+    assert not cut_event("It opened in 1937.", LIDO, opened)
+    assert not cut_event(restored, LIDO, "When was Brennick Lido restored?")
+    for claim in (season, restored):
+        verdict = check_responsiveness(question_focus(opened), [_claim(claim, f"{LIDO} {season}")], None)
+        assert not verdict.responsive, claim
+        assert "says not what happened then" in verdict.reason
+    # The heading names what "it" is.
+    it_opened = ClaimInContext(
+        "claim-1", "It opened in 1937 and was restored in 2019.", LIDO, "Brennick Lido"
+    )
+    answered = check_responsiveness(question_focus(opened), [it_opened], None)
+    assert answered.responsive, answered.reason
+
+
+def test_the_one_questions_go_to_answers_who_handles_them() -> None:
+    handles = "Who handles payroll questions?"
+    assert fills_answer_type("Payroll questions go to Priya Nair in Finance.", "person", handles)
+    assert fills_answer_type("Payroll questions are forwarded to the finance team.", "person", handles)
+    assert not fills_answer_type(
+        "Payroll questions go to Finance in Leeds.", "person", "Who was born in Leeds?"
+    )
+
+
+def test_a_short_table_row_is_an_answer_of_its_own() -> None:
+    prices = (
+        "## Prices\n\n| Ticket | Price |\n| --- | --- |\n| Adult swim | £6.50 |\n"
+        "| Child swim (under 16) | £3.20 |\n| Season pass | £145 |\n\n"
+        "Children under 8 must be accompanied in the water by an adult."
+    )
+    selection = select_evidence("How much is a season pass at the lido?", [_read(1, prices)], None)
+    assert [sentence.text for sentence in selection.sentences][:1] == ["| Season pass | £145 |"]
+    # A table's interval column says how often: "| Headset | Jabra Evolve2 55 | 3 years |".
+    often = "How often is the headset replaced?"
+    assert fills_answer_type("| Headset | Jabra Evolve2 55 | 3 years |", "number", often)
+    assert not fills_answer_type("The crossing takes 40 minutes.", "number", "How often does the boat leave?")
