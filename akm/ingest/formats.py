@@ -7,15 +7,17 @@ re-extracts the original file and cuts the same lines out again. The locator val
 the passage lies in terms a reader of the original can follow:
 
 * PDF: ``page 3, characters 120-480``: the page and the character range of that page's
-  extracted text (locator type ``page``); one line per text line pdfium reports.
+  extracted text (locator type ``page``); one line per text line pdfium reports. Lines set in a
+  larger type than the body's head the text below them (its heading path) and join no chunk.
 * HTML: ``Install > Linux, characters 40-530``: the heading path and the character range from
   the start of that heading's section in the extracted text (locator type ``heading``; text
   before the first heading is ``document start, characters ...`` with type ``other``). Scripts,
   styles, forms, navigation and embedded objects are dropped unread; nothing is executed and
   no link or resource is fetched.
 * DOCX: ``paragraphs 4-9`` (locator type ``other``): body paragraphs and table rows in document
-  order, empty ones included, one line each, so the line range *is* the paragraph range; heading
-  styles give the heading path.
+  order, empty ones included, one line each (a table's header row also gets a rule line, which
+  shares its paragraph number); heading styles give the heading path and are written as Markdown
+  headings. Tables of HTML and DOCX are written as Markdown tables.
 
 The source checksum stays the sha256 of the original file. A file that cannot be read is
 refused with an ``ExtractionError`` whose ``reason`` is a counted denial reason; a file with no
@@ -41,6 +43,10 @@ if TYPE_CHECKING:
     from selectolax.lexbor import LexborNode
 
 EXTRACTED_TYPES: frozenset[str] = frozenset({PDF, HTML, DOCX})
+# How each format is laid out as lines. A source version stores the layout its chunks were cut
+# with; when the layout of its format changes, ingest cuts the unchanged file again, so that no
+# stored line range is read against lines laid out another way.
+LAYOUT_VERSIONS: dict[str, str] = {PDF: "pdf-2", HTML: "html-2", DOCX: "docx-2"}
 SOURCE_TYPES: dict[str, str] = {PDF: "artifact", HTML: "web", DOCX: "artifact"}
 
 # Every character ``str.splitlines`` breaks at; inside one extracted line they become spaces.
@@ -105,6 +111,8 @@ class _Layout:
     sections: list[_Section]
     title: str | None = None
     pages: int = 0
+    # DOCX: the paragraph number of each line (a table's header rule shares its row's number).
+    paragraphs: list[int] | None = None
 
 
 @dataclass(frozen=True)
@@ -157,35 +165,124 @@ def _pdf_layout(raw: bytes, limits: ExtractionLimits) -> _Layout:
                 DenialReason.OVER_LIMIT,
                 f"the PDF has {page_count} pages, over the limit of {limits.max_pdf_pages}",
             )
-        lines: list[str] = []
-        sections: list[_Section] = []
+        # Each page's lines, each with the font size most of its characters are set in.
+        pages: list[tuple[int, list[tuple[str, float]]]] = []
         for index in range(page_count):
             page = document[index]
             try:
                 textpage = page.get_textpage()
                 try:
                     text = textpage.get_text_range()
+                    sizes = _pdf_font_sizes(textpage, text)
                 finally:
                     textpage.close()
             finally:
                 page.close()
-            page_lines = [_clean(line) for line in text.replace("\r\n", "\n").splitlines()]
-            while page_lines and not page_lines[0]:
-                page_lines.pop(0)
-            _trim_trailing_blank(page_lines)
+            page_lines = _pdf_page_lines(text, sizes)
             if page_lines:
-                start = len(lines)
-                lines.extend(page_lines)
-                sections.append(_Section((), start, len(lines), start, page=index + 1))
+                pages.append((index + 1, page_lines))
     except pdfium.PdfiumError as error:
         raise ExtractionError(DenialReason.CORRUPT, f"the PDF cannot be read ({error})") from error
     finally:
         document.close()
-    if not lines:
+    if not pages:
         raise NoTextError(
             f"the PDF has {page_count} page(s) but no text layer (scanned pages?); OCR is not done"
         )
+    levels = _pdf_heading_levels([line for _, page_lines in pages for line in page_lines])
+    lines: list[str] = []
+    sections: list[_Section] = []
+    path: list[tuple[int, str]] = []
+    for number, page_lines in pages:
+        origin = start = len(lines)
+        after_heading = False
+        for text, size in page_lines:
+            level = levels.get(size, 0)
+            lines.append(text)
+            if not level:
+                after_heading = False
+                continue
+            # A line in a larger type than the body's heads the text below it, up to the next such
+            # line, as a plain text's title line does: it is the heading path of that text and no
+            # part of its chunks (the lines stay as PDFium gives them, so the character ranges
+            # still count from the start of the page). A heading over two lines is one heading.
+            if len(lines) - 1 > start:
+                sections.append(_pdf_section(path, start, len(lines) - 1, origin, number))
+            if after_heading and path and path[-1][0] == level:
+                path[-1] = (level, f"{path[-1][1]} {text.strip()}")
+            else:
+                path = [(depth, name) for depth, name in path if depth < level]
+                path.append((level, text.strip()))
+            start, after_heading = len(lines), True
+        if len(lines) > start:
+            sections.append(_pdf_section(path, start, len(lines), origin, number))
     return _Layout(lines, sections, pages=page_count)
+
+
+def _pdf_section(path: Sequence[tuple[int, str]], start: int, end: int, origin: int, page: int) -> _Section:
+    return _Section(tuple(name for _, name in path), start, end, origin, page=page)
+
+
+def _pdf_font_sizes(textpage: object, text: str) -> list[float]:
+    """The font size of each character of ``text`` (the page's whole text range); none when PDFium
+    counts its characters otherwise (then the page's lines are all body text)."""
+    import pypdfium2.raw as pdfium_c
+
+    handle = textpage.raw  # type: ignore[attr-defined]
+    count = pdfium_c.FPDFText_CountChars(handle)
+    if count != len(text):
+        return []
+    return [round(pdfium_c.FPDFText_GetFontSize(handle, index), 1) for index in range(count)]
+
+
+def _pdf_page_lines(text: str, sizes: Sequence[float]) -> list[tuple[str, float]]:
+    """A page's cleaned lines, blank lines at its top and bottom dropped, each with the size most
+    of its characters are set in (0 when unknown)."""
+    page_lines: list[tuple[str, float]] = []
+    position = 0
+    for raw_line in text.replace("\r\n", "\n").split("\n"):
+        width = len(raw_line) + (2 if text.startswith("\r\n", position + len(raw_line)) else 1)
+        counted = [size for size in sizes[position : position + len(raw_line)] if size > 0]
+        size = max(set(counted), key=counted.count) if counted else 0.0
+        page_lines.append((_clean(raw_line), size))
+        position += width
+    while page_lines and not page_lines[0][0]:
+        page_lines.pop(0)
+    while page_lines and not page_lines[-1][0]:
+        page_lines.pop()
+    return page_lines
+
+
+# A heading: a short line with a letter, without a sentence's closing full stop.
+_PDF_HEADING_TEXT = re.compile(r"(?=.*[^\W\d_])(?!.*[.:;,]$).{1,120}")
+# A heading is set at least this much larger than the body text.
+_PDF_HEADING_RATIO = 1.15
+_PDF_HEADING_MAX_WORDS = 12
+_PDF_HEADING_LEVELS = 3
+
+
+def _pdf_heading_levels(lines: Sequence[tuple[str, float]]) -> dict[float, int]:
+    """The heading level of each font size larger than the body's: the body size is the one most
+    characters of the document are set in; the sizes of short lines set larger (at most three
+    sizes, largest first) head sections. Empty when the document has one size, or when the larger
+    sizes are not used for short lines only."""
+    weights: dict[float, int] = {}
+    for text, size in lines:
+        if size > 0:
+            weights[size] = weights.get(size, 0) + len(text)
+    if not weights:
+        return {}
+    body = max(weights, key=lambda size: weights[size])
+    larger: set[float] = set()
+    for text, size in lines:
+        if size >= body * _PDF_HEADING_RATIO:
+            if len(text.split()) > _PDF_HEADING_MAX_WORDS or not _PDF_HEADING_TEXT.fullmatch(text.strip()):
+                # Large type that is no heading (a pull quote, a display paragraph): this size heads
+                # nothing.
+                weights[size] = -1
+            larger.add(size)
+    headings = sorted((size for size in larger if weights[size] >= 0), reverse=True)[:_PDF_HEADING_LEVELS]
+    return {size: level for level, size in enumerate(headings, start=1)}
 
 
 # ---- HTML --------------------------------------------------------------------------------------
@@ -243,6 +340,7 @@ def _html_blocks(root: LexborNode, drop_furniture: bool) -> Iterator[tuple[str, 
 
     # An explicit stack: deeply nested markup cannot exhaust the interpreter's recursion limit.
     stack: list[tuple[LexborNode, bool]] = [(root, False)]
+    last_table: int | None = None
     while stack:
         node, leaving = stack.pop()
         tag: str = node.tag or ""
@@ -270,14 +368,22 @@ def _html_blocks(root: LexborNode, drop_furniture: bool) -> Iterator[tuple[str, 
             continue
         if tag == "tr":
             yield from flush()
-            cells = [
-                _SPACES.sub(" ", cell.text(deep=True)).strip()
-                for cell in node.iter()
-                if cell.tag in ("td", "th")
-            ]
-            row = " | ".join(cell for cell in cells if cell)
-            if row:
-                yield "row", 0, row
+            cells = [cell for cell in node.iter() if cell.tag in ("td", "th")]
+            texts = [_SPACES.sub(" ", cell.text(deep=True)).strip() for cell in cells]
+            if any(texts):
+                # A row of header cells only, or one in <thead>, heads the table's columns (the level
+                # carries the count).
+                parent = node.parent
+                header = all(cell.tag == "th" for cell in cells) or (
+                    parent is not None and parent.tag == "thead"
+                )
+                # The first row of another table opens a table of its own ("+").
+                while parent is not None and parent.tag != "table":
+                    parent = parent.parent
+                table = parent.mem_id if parent is not None else None
+                opens = table != last_table
+                last_table = table
+                yield ("header" if header else "row") + ("+" if opens else ""), len(texts), table_row(texts)
             continue
         block = tag in _HTML_BLOCKS or tag in _HTML_HEADINGS
         if block:
@@ -305,10 +411,19 @@ def _html_layout(raw: bytes, limits: ExtractionLimits) -> _Layout:
     headings: list[tuple[int, int, str]] = []  # (line index, level, title)
     first_heading = ""
     if root is not None:
+        previous = ""
         for kind, level, text in _html_blocks(root, drop_furniture):
-            if lines:
+            in_table = kind in ("row", "header") and previous.rstrip("+") in ("row", "header")
+            previous = kind
+            if lines and not in_table:
                 lines.append("")
-            if kind == "heading":
+            if kind.rstrip("+") in ("row", "header"):
+                # The rows of a table stay together, as in Markdown; a header row that opens the
+                # table gets the rule under it.
+                lines.append(_clean(text))
+                if kind == "header+":
+                    lines.append(table_rule(level))
+            elif kind == "heading":
                 text = _clean(text)
                 headings.append((len(lines), level, text))
                 first_heading = first_heading or text
@@ -325,6 +440,17 @@ def _html_layout(raw: bytes, limits: ExtractionLimits) -> _Layout:
     if not any(line.strip() for index, line in enumerate(lines) if index not in heading_lines):
         raise NoTextError("the HTML page has no text in its main content")
     return _Layout(lines, _heading_sections(headings, len(lines)), title=title or first_heading or None)
+
+
+def table_row(cells: Sequence[str]) -> str:
+    """A table row as a Markdown table row: ``| Season pass | £145 |`` (a ``|`` inside a cell is
+    escaped, an empty cell kept, so that every cell stays under its column)."""
+    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+
+def table_rule(columns: int) -> str:
+    """The rule under a Markdown table's header row."""
+    return "|" + " --- |" * max(columns, 1)
 
 
 def _heading_sections(headings: Sequence[tuple[int, int, str]], line_count: int) -> list[_Section]:
@@ -405,10 +531,15 @@ def _docx_layout(raw: bytes, limits: ExtractionLimits) -> _Layout:
         document = docx.Document(io.BytesIO(raw))
         style_names = {style.style_id: style.name or "" for style in document.styles}
         lines: list[str] = []
+        # The paragraph (1-based; a table row counts as one) each line is, or the rule under a
+        # table's header row belongs to.
+        paragraphs: list[int] = []
+        count = 0
         headings: list[tuple[int, int, str]] = []
         for item in document.iter_inner_content():
             if isinstance(item, Table):
-                for row in item.rows:
+                rows = list(item.rows)
+                for number, row in enumerate(rows):
                     # A merged cell appears once per grid column it spans; it is read once.
                     cells: list[str] = []
                     spans: set[int] = set()
@@ -416,7 +547,12 @@ def _docx_layout(raw: bytes, limits: ExtractionLimits) -> _Layout:
                         if id(cell._tc) not in spans:
                             spans.add(id(cell._tc))
                             cells.append(_SPACES.sub(" ", cell.text).strip())
-                    lines.append(_clean(" | ".join(cell for cell in cells if cell)))
+                    count += 1
+                    lines.append(_clean(table_row(cells)) if any(cells) else "")
+                    paragraphs.append(count)
+                    if number == 0 and len(rows) > 1 and any(cells) and _docx_header_row(item):
+                        lines.append(table_rule(len(cells)))
+                        paragraphs.append(count)
                 continue
             text = _clean(item.text)
             # The style id straight from the paragraph's XML: python-docx's ``paragraph.style``
@@ -425,7 +561,15 @@ def _docx_layout(raw: bytes, limits: ExtractionLimits) -> _Layout:
             style = style_names.get(style_id, "") if style_id else ""
             match = _DOCX_HEADING.match(style.strip())
             if match is not None and text.strip():
-                headings.append((len(lines), int(match.group(1) or 1), text.strip()))
+                # A heading is written as a Markdown heading, as in HTML: it titles what follows
+                # and never runs into its first sentence.
+                level = int(match.group(1) or 1)
+                headings.append((len(lines), level, text.strip()))
+                text = "#" * level + " " + text.strip()
+            elif text.strip():
+                text = _escape(text)
+            count += 1
+            paragraphs.append(count)
             lines.append(text)
         title = (document.core_properties.title or "").strip()
     except ExtractionError:
@@ -439,8 +583,33 @@ def _docx_layout(raw: bytes, limits: ExtractionLimits) -> _Layout:
     if not any(line.strip() for index, line in enumerate(lines) if index not in heading_lines):
         raise NoTextError("the DOCX has no text in its body")
     return _Layout(
-        lines, _heading_sections(headings, len(lines)), title=title or (headings[0][2] if headings else None)
+        lines,
+        _heading_sections(headings, len(lines)),
+        title=title or (headings[0][2] if headings else None),
+        paragraphs=paragraphs[: len(lines)],
     )
+
+
+def _docx_header_row(table: object) -> bool:
+    """Whether a DOCX table's first row heads its columns: marked to repeat as a header row, or the
+    table's look sets the first row apart (Word's default for a styled table)."""
+    from docx.oxml.ns import qn
+
+    element = table._tbl  # type: ignore[attr-defined]
+    first = element.find(qn("w:tr"))
+    if first is not None and first.find(f"{qn('w:trPr')}/{qn('w:tblHeader')}") is not None:
+        return True
+    look = element.find(f"{qn('w:tblPr')}/{qn('w:tblLook')}")
+    if look is None:
+        return False
+    flag = look.get(qn("w:firstRow"))
+    if flag is not None:
+        return flag.lower() in ("1", "true", "on")
+    value = look.get(qn("w:val"))
+    try:
+        return value is not None and bool(int(value, 16) & 0x0020)
+    except ValueError:
+        return False
 
 
 # ---- chunks and locators -----------------------------------------------------------------------
@@ -474,7 +643,13 @@ def _pack(lines: Sequence[str], section: _Section, max_chars: int) -> list[tuple
 
 
 def _locator(
-    content_type: str, section: _Section, offsets: Sequence[int], first: int, last: int, lines: Sequence[str]
+    content_type: str,
+    section: _Section,
+    offsets: Sequence[int],
+    first: int,
+    last: int,
+    lines: Sequence[str],
+    paragraphs: Sequence[int] | None = None,
 ) -> tuple[str, str]:
     begin = offsets[first] - offsets[section.origin]
     end = offsets[last - 1] + len(lines[last - 1]) - offsets[section.origin]
@@ -484,6 +659,8 @@ def _locator(
         if section.heading_path:
             return "heading", f"{' > '.join(section.heading_path)}, characters {begin}-{end}"
         return "other", f"document start, characters {begin}-{end}"
+    if paragraphs is not None:
+        return "other", f"paragraphs {paragraphs[first]}-{paragraphs[last - 1]}"
     return "other", f"paragraphs {first + 1}-{last}"
 
 
@@ -521,7 +698,9 @@ def extract_document(
     chunks: list[TextChunk] = []
     for section in layout.sections:
         for first, last in _pack(lines, section, max_chars):
-            locator_type, locator_value = _locator(content_type, section, offsets, first, last, lines)
+            locator_type, locator_value = _locator(
+                content_type, section, offsets, first, last, lines, layout.paragraphs
+            )
             chunks.append(
                 TextChunk(
                     ordinal=len(chunks),
@@ -559,6 +738,7 @@ def source_text(name: str, raw: bytes) -> str:
 __all__ = [
     "DEFAULT_LIMITS",
     "EXTRACTED_TYPES",
+    "LAYOUT_VERSIONS",
     "ExtractedDocument",
     "ExtractionError",
     "ExtractionLimits",
@@ -567,4 +747,6 @@ __all__ = [
     "extract_document",
     "extracted_text",
     "source_text",
+    "table_row",
+    "table_rule",
 ]

@@ -36,6 +36,7 @@ from akm.ingest.content_types import MARKDOWN
 from akm.ingest.formats import (
     DEFAULT_LIMITS,
     EXTRACTED_TYPES,
+    LAYOUT_VERSIONS,
     ExtractedDocument,
     ExtractionError,
     NoTextError,
@@ -177,6 +178,8 @@ class PreparedSource:
     chunks: tuple[TextChunk, ...]
     links: tuple[NewLink, ...] = ()
     pages: int = 0
+    # How an extracted format was laid out as lines (akm.ingest.formats.LAYOUT_VERSIONS).
+    layout: str | None = None
 
 
 @dataclass
@@ -332,7 +335,12 @@ class _BatchWriter:
             chunks_written = 0
             for prepared in batch:
                 state = states.get(prepared.source_id)
-                if state is not None and not state.deleted and state.sha256 == prepared.sha256:
+                if (
+                    state is not None
+                    and not state.deleted
+                    and state.sha256 == prepared.sha256
+                    and state.layout == prepared.layout
+                ):
                     # Another ingest wrote this exact content after our scan.
                     self.report.unchanged += 1
                     continue
@@ -369,6 +377,7 @@ class _BatchWriter:
                     byte_size=prepared.byte_size,
                     chunks=chunks,
                     links=prepared.links,
+                    layout=prepared.layout,
                 )
                 chunks_written += len(chunks)
                 (changed if state is not None else new).append(prepared.source_id)
@@ -403,6 +412,7 @@ def _prepare_extracted(
         byte_size=len(raw),
         chunks=document.chunks,
         pages=document.pages,
+        layout=LAYOUT_VERSIONS[document.content_type],
     )
 
 
@@ -577,7 +587,14 @@ def ingest(
                 report.files_seen -= 1
                 continue
             state = states[alias].get(source_id)
-            if state is not None and not state.deleted and state.sha256 == sha256_bytes(raw):
+            # A file cut with an earlier layout of its format is cut again, as if it had changed:
+            # its stored line ranges would not find the same text in the new layout.
+            if (
+                state is not None
+                and not state.deleted
+                and state.sha256 == sha256_bytes(raw)
+                and state.layout == LAYOUT_VERSIONS[candidate.content_type]
+            ):
                 seen.setdefault(alias, set()).add(source_id)
                 report.unchanged += 1
                 continue

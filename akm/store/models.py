@@ -73,6 +73,9 @@ class SourceVersion(Base):
     byte_size: Mapped[int] = mapped_column(Integer)
     observed_at: Mapped[datetime]
     is_current: Mapped[bool] = mapped_column(Boolean, index=True)
+    # How an extracted format (PDF, HTML, DOCX) was laid out as lines when this version was cut
+    # (akm.ingest.formats.LAYOUT_VERSIONS); None for Markdown and text, read as they are.
+    layout: Mapped[str | None] = mapped_column(String(32), nullable=True)
 
 
 class Chunk(Base):

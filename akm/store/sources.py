@@ -68,6 +68,8 @@ class SourceState:
     sha256: str | None
     revision: str | None
     deleted: bool
+    # The layout the current version's chunks were cut with (extracted formats only).
+    layout: str | None = None
 
 
 @dataclass(frozen=True)
@@ -188,6 +190,7 @@ def _source_states(
             Source.deleted_at,
             SourceVersion.sha256,
             SourceVersion.revision,
+            SourceVersion.layout,
         )
         .outerjoin(SourceVersion, SourceVersion.id == Source.current_version_id)
         .where(Source.root_alias == root_alias)
@@ -203,6 +206,7 @@ def _source_states(
             sha256=row[4],
             revision=row[5],
             deleted=row[3] is not None,
+            layout=row[6],
         )
         for row in rows
     }
@@ -289,6 +293,7 @@ class SourceWrites(TransactionWrites):
         chunks: Sequence[NewChunk],
         links: Sequence[NewLink] = (),
         observed_at: datetime | None = None,
+        layout: str | None = None,
     ) -> int:
         """Make a new current version of ``source_id`` with its chunks and links.
 
@@ -316,6 +321,7 @@ class SourceWrites(TransactionWrites):
             byte_size=byte_size,
             observed_at=observed_at or now_utc(),
             is_current=True,
+            layout=layout,
         )
         self.session.add(version)
         self.session.flush()

@@ -23,16 +23,18 @@ ALL_TYPES = [
 ]
 
 
-def pdf_bytes(pages: Sequence[Sequence[str]], *, user_password: str | None = None) -> bytes:
-    """A PDF with a text layer: one page per item, one text line per string."""
+def pdf_bytes(pages: Sequence[Sequence[str | tuple[int, str]]], *, user_password: str | None = None) -> bytes:
+    """A PDF with a text layer: one page per item, one text line per string, set in 11 points
+    (a ``(size, text)`` line in that size)."""
     pdf = FPDF()
     if user_password is not None:
         pdf.set_encryption(owner_password="owner-" + user_password, user_password=user_password)
-    pdf.set_font("helvetica", size=11)
     for lines in pages:
         pdf.add_page()
         for line in lines:
-            pdf.cell(0, 6, line, new_x="LMARGIN", new_y="NEXT")
+            size, text = line if isinstance(line, tuple) else (11, line)
+            pdf.set_font("helvetica", size=size)
+            pdf.cell(0, size * 0.6, text, new_x="LMARGIN", new_y="NEXT")
     return bytes(pdf.output())
 
 

@@ -16,6 +16,7 @@ from akm.contract.validation import validate_document
 from akm.direct_read import direct_read
 from akm.embedding import HashingEmbedder
 from akm.ingest import ingest, pipeline
+from akm.ingest.content_types import DOCX, HTML, PDF
 from akm.ingest.formats import ExtractionLimits
 from akm.manifest import Manifest, load_manifest
 from akm.retrieval.orchestrate import retrieve
@@ -228,3 +229,25 @@ def test_without_allowed_content_types_only_markdown_is_admitted(
     report = ingest(sqlite_store, load_manifest(path), embedder=HashingEmbedder())
     assert report.new_source_ids == ["akm:docs:guide.md"]
     assert report.denied == {"content-type-not-allowed": 2}
+
+
+@pytest.mark.parametrize("kind", sorted(FORMATS))
+def test_an_unchanged_file_is_cut_again_when_its_format_s_layout_changes(
+    tmp_path: Path, sqlite_store: EvidenceStore, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    name, make, *_ = FORMATS[kind]
+    root = project_with(tmp_path, {name: make("412")})
+    manifest = _manifest(root)
+    ingest(sqlite_store, manifest, embedder=HashingEmbedder())
+    source_id = f"akm:docs:{name}"
+    content_type = {"pdf": PDF, "html": HTML, "docx": DOCX}[kind]
+    assert sqlite_store.source_states("docs")[source_id].layout == pipeline.LAYOUT_VERSIONS[content_type]
+    assert ingest(sqlite_store, manifest, embedder=HashingEmbedder()).unchanged == 1
+    # A reader that lays the format out anew: the stored line ranges would point into other lines,
+    # so the same file is cut again, as a new version, and once only.
+    monkeypatch.setitem(pipeline.LAYOUT_VERSIONS, content_type, "layout-next")
+    again = ingest(sqlite_store, manifest, embedder=HashingEmbedder())
+    assert (again.changed, again.unchanged) == (1, 0)
+    assert sqlite_store.source_states("docs")[source_id].layout == "layout-next"
+    assert len(sqlite_store.source_versions(source_id)) == 2
+    assert ingest(sqlite_store, manifest, embedder=HashingEmbedder()).unchanged == 1

@@ -12,6 +12,7 @@ from typing import Any
 import docx
 import pypdfium2 as pdfium
 import pytest
+from docx.oxml.ns import qn
 
 from akm.ingest.content_types import DOCX, HTML, PDF
 from akm.ingest.formats import (
@@ -70,6 +71,42 @@ def test_pdf_chunks_name_their_page_and_its_character_range() -> None:
     assert source_text("docs/manual.PDF", raw) == document.text
 
 
+def test_pdf_lines_in_larger_type_are_the_heading_path_of_the_text_below_them() -> None:
+    raw = pdf_bytes(
+        [
+            [(20, "Skarvholm Lighthouse: a short history"), "The tower is 31 metres tall.", (15, "Keepers")],
+            ["Keepers lived on the skerry until 1987.", "The last keeper served for 22 years."],
+            [(15, "Visiting"), "A boat leaves Hamnvik at 10:00."],
+        ]
+    )
+    document = extract_document(PDF, raw)
+    assert [(chunk.heading_path, chunk.text) for chunk in document.chunks] == [
+        (("Skarvholm Lighthouse: a short history",), "The tower is 31 metres tall."),
+        (
+            ("Skarvholm Lighthouse: a short history", "Keepers"),
+            "Keepers lived on the skerry until 1987.\nThe last keeper served for 22 years.",
+        ),
+        (("Skarvholm Lighthouse: a short history", "Visiting"), "A boat leaves Hamnvik at 10:00."),
+    ]
+    for chunk in document.chunks:
+        page = int(chunk.locator_value.split(",")[0].removeprefix("page "))
+        begin, end = _chars(chunk.locator_value)
+        # The heading lines stay in the page's text: the character ranges still count from its start.
+        assert _page_text(raw, page)[begin:end] == chunk.text
+        assert "\n".join(document.text.splitlines()[chunk.start_line - 1 : chunk.end_line]) == chunk.text
+    # A long line in large type is no heading, and then that size heads nothing.
+    display = pdf_bytes(
+        [
+            [
+                (20, "A display paragraph set large that runs on for well over twelve words in all"),
+                (20, "Short"),
+                "Body text of the page.",
+            ]
+        ]
+    )
+    assert [chunk.heading_path for chunk in extract_document(PDF, display).chunks] == [()]
+
+
 PAGE = b"""<!doctype html>
 <html><head><title>Station guide</title>
 <script>document.write('INJECTED-SCRIPT'); fetch('http://127.0.0.1:9/steal')</script>
@@ -122,7 +159,8 @@ def test_html_main_content_is_located_by_heading_path_and_characters(monkeypatch
     assert document.title == "Station guide"
     assert document.source_type == "web"
     assert "Run the installer with care. Open the panel" in text
-    assert "8080 | dashboard" in text
+    # A table's rows stay together as Markdown rows, its header cells over a rule.
+    assert "| Port | Use |\n| --- | --- |\n| 8080 | dashboard |" in text
     # A text line that looks like Markdown markup is escaped; code keeps its own lines.
     assert "\\# Not a heading" in text and "- # a line that looks like a heading" in text
     assert "make build\n# build comment" in text
@@ -187,6 +225,10 @@ def test_docx_chunks_are_paragraph_ranges() -> None:
         ("paragraphs 2-5", ("Policy",)),
         ("paragraphs 6-7", ("Policy", "Exceptions")),
     ]
+    # A heading paragraph is written as a Markdown heading.
+    paragraphs = [
+        {"Policy": "# Policy", "Exceptions": "## Exceptions"}.get(text, text) for text in paragraphs
+    ]
     for chunk in document.chunks:
         first, last = (int(n) for n in chunk.locator_value.removeprefix("paragraphs ").split("-"))
         assert (chunk.start_line, chunk.end_line) == (first, last)
@@ -195,10 +237,14 @@ def test_docx_chunks_are_paragraph_ranges() -> None:
     assert document.title == "Policy"
 
 
-def test_docx_tables_are_one_line_per_row() -> None:
+@pytest.mark.parametrize("first_row", ["1", "0"], ids=["header-row", "no-header-row"])
+def test_docx_tables_are_markdown_rows_and_paragraphs_still_count_them(first_row: str) -> None:
     document = docx.Document()
     document.add_paragraph("Rates below.")
     table = document.add_table(rows=2, cols=3)
+    # The table's look says whether its first row heads the columns (Word sets it by default).
+    look = table._tbl.tblPr.find(qn("w:tblLook"))
+    look.set(qn("w:firstRow"), first_row)
     for column, value in enumerate(["Zone", "Rate", "Note"]):
         table.cell(0, column).text = value
     table.cell(1, 0).text = "North"
@@ -208,7 +254,13 @@ def test_docx_tables_are_one_line_per_row() -> None:
     stream = io.BytesIO()
     document.save(stream)
     extracted = extract_document(DOCX, stream.getvalue())
-    assert extracted.text == "Rates below.\nZone | Rate | Note\nNorth | Closed\nAfter the table."
+    rule = "| --- | --- | --- |\n" if first_row == "1" else ""
+    assert (
+        extracted.text == f"Rates below.\n| Zone | Rate | Note |\n{rule}| North | Closed |\nAfter the table."
+    )
+    # The rule is no paragraph: the four paragraphs (a row counts as one) are still four.
+    assert [chunk.locator_value for chunk in extracted.chunks] == ["paragraphs 1-4"]
+    assert extracted.chunks[0].end_line == (5 if first_row == "1" else 4)
 
 
 @pytest.mark.parametrize(
@@ -299,3 +351,16 @@ def test_pdf_with_some_empty_pages_keeps_page_numbers() -> None:
     document = extract_document(PDF, raw)
     assert [chunk.locator_value.split(",")[0] for chunk in document.chunks] == ["page 1", "page 3"]
     assert document.pages == 3
+
+
+def test_html_tables_are_markdown_tables_with_their_header_over_a_rule() -> None:
+    page = (
+        b"<main><p>Fees below.</p><table><caption>Fees</caption>"
+        b"<thead><tr><td>Item</td><td>Fee</td></tr></thead>"
+        b"<tbody><tr><td>Locker | key</td><td></td></tr><tr><th>Total</th><td>1 pound</td></tr></tbody>"
+        b"</table><table><tr><td>no</td><td>header</td></tr><tr><td>two</td><td>rows</td></tr></table></main>"
+    )
+    assert extract_document(HTML, page).text == (
+        "Fees below.\n\nFees\n\n| Item | Fee |\n| --- | --- |\n| Locker \\| key |  |\n| Total | 1 pound |"
+        "\n\n| no | header |\n| two | rows |"
+    )
