@@ -561,16 +561,20 @@ def _docx_layout(raw: bytes, limits: ExtractionLimits) -> _Layout:
             style = style_names.get(style_id, "") if style_id else ""
             match = _DOCX_HEADING.match(style.strip())
             if match is not None and text.strip():
-                # A heading is written as a Markdown heading, as in HTML: it titles what follows
-                # and never runs into its first sentence.
-                level = int(match.group(1) or 1)
-                headings.append((len(lines), level, text.strip()))
-                text = "#" * level + " " + text.strip()
+                # The Title style heads the Heading 1 sections under it (level 0 for now).
+                headings.append((len(lines), int(match.group(1) or 0), text.strip()))
             elif text.strip():
                 text = _escape(text)
             count += 1
             paragraphs.append(count)
             lines.append(text)
+        # A heading is written as a Markdown heading, as in HTML: it titles what follows and never
+        # runs into its first sentence. Where the Title style is used, it is level 1 and each
+        # Heading N level N + 1.
+        shift = 1 if any(level == 0 for _, level, _ in headings) else 0
+        headings = [(index, min(level + shift, 6) or 1, text) for index, level, text in headings]
+        for index, level, text in headings:
+            lines[index] = "#" * level + " " + text
         title = (document.core_properties.title or "").strip()
     except ExtractionError:
         raise

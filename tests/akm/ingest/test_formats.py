@@ -364,3 +364,21 @@ def test_html_tables_are_markdown_tables_with_their_header_over_a_rule() -> None
         "Fees below.\n\nFees\n\n| Item | Fee |\n| --- | --- |\n| Locker \\| key |  |\n| Total | 1 pound |"
         "\n\n| no | header |\n| two | rows |"
     )
+
+
+def test_a_docx_title_heads_its_heading_1_sections() -> None:
+    raw = docx_bytes(
+        [
+            ("h0", "Allotment committee: minutes"),
+            ("p", "Chair: Hannah Ruiz."),
+            ("h1", "Decisions"),
+            ("p", "Bonfires are banned from April to September."),
+        ]
+    )
+    document = extract_document(DOCX, raw)
+    assert document.text.splitlines()[0] == "# Allotment committee: minutes"
+    assert document.text.splitlines()[2] == "## Decisions"
+    assert [chunk.heading_path for chunk in document.chunks] == [
+        ("Allotment committee: minutes",),
+        ("Allotment committee: minutes", "Decisions"),
+    ]
