@@ -33,7 +33,7 @@ from typing import Literal
 
 import numpy as np
 
-from akm.claims import is_claimable, is_question, is_table_row, sentence_spans, table_header
+from akm.claims import TextSpan, is_claimable, is_question, is_table_row, sentence_spans, table_header
 from akm.claims.quantities import DAY_OF_MONTH, MONTH, WEEKDAY, mentions_date, quantities
 from akm.embedding import Embedder, EmbeddingModelError
 from akm.support import ReadEvidence
@@ -250,6 +250,14 @@ _NUMBER_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _PERSON_QUESTION = re.compile(r"^\s*(?:who|whom|whose)\b|\bwho\s+(?:was|is|were|did)\b", re.IGNORECASE)
+# "What is the phone number of ...": a number to dial, not any figure ("64 docking stations").
+_PHONE_QUESTION = re.compile(r"\b(?:phone|telephone|mobile|fax|helpline|hotline)\s+numbers?\b", re.IGNORECASE)
+_PHONE = re.compile(r"(?<![\w.])\+?\(?\d[\d\s().-]{5,}\d(?![\w.])")
+# "How many electric bikes are at each station?": a number for each one, not a total.
+_PER_UNIT_QUESTION = re.compile(
+    r"\b(?:(?:at|in|on|for|of|with)\s+(?:each|every|a single)|per)\s+(?P<unit>[A-Za-z][\w'’-]*)",
+    re.IGNORECASE,
+)
 # "Who may ...", "who is paged ...", "who reviews ...": asks who is allowed or whose duty it is, which a
 # role or a group answers as a name does.
 _PERMISSION_QUESTION = re.compile(
@@ -307,6 +315,14 @@ _WHEN_QUESTION = re.compile(
     r"happen|happened|occur|occurred|break|broke|fail|failed)\b",
     re.IGNORECASE,
 )
+# "When should I call an engineer?": asks in which case to act.
+_WHEN_TO_QUESTION = re.compile(
+    r"^\s*when\s+(?:should|must|do|can|shall|may|need)\s+(?:i|you|we|they|one|staff|users?|residents?)\b",
+    re.IGNORECASE,
+)
+_CONDITION = re.compile(
+    r"\b(?:if|whenever|once|as soon as|unless|in case|after|before|when)\b", re.IGNORECASE
+)
 # "What time does the job start?", "at what time ...": a time of day, never a year or a date.
 _CLOCK_QUESTION = re.compile(r"\bwhat time\b(?!\s+(?:of|period|frame|span|zone)\b)", re.IGNORECASE)
 _TIME_OR_FREQUENCY = re.compile(
@@ -348,7 +364,9 @@ _MONEY = re.compile(
 # 40 m"), not any number near the topic (a volume in cubic metres answers no "how deep").
 _DIMENSION_QUESTION = re.compile(
     r"\bhow (?P<how>deep|high|tall|wide|thick|heavy)\b|"
-    r"\bwhat (?:is|was|are|were) the (?P<what>depth|height|width|thickness|weight)\b",
+    r"\bwhat (?:is|was|are|were) the (?P<what>depth|height|width|thickness|weight)\b|"
+    # "How much does the tank weigh?": a weight, not a price.
+    r"\bhow much\b.*\b(?P<weigh>weigh)s?\b",
     re.IGNORECASE,
 )
 # "How fast", "what is the speed": the answer states a rate ("400 MB per second", "30 km/h", "12
@@ -376,6 +394,7 @@ _DIMENSION_WORDS = {
     "thickness": "thick",
     "heavy": "heav|weigh",
     "weight": "heav|weigh",
+    "weigh": "heav|weigh|\\d+\\s*(?:kg|g|t|lb|lbs|oz)\\b|kilo|tonne|tons?\\b|grams?\\b|pounds?\\b(?! sterling)|ounces?",
 }
 _COUNT_QUESTION = re.compile(
     r"\bhow many\s+(?:of\s+the\s+|different\s+|more\s+)?(?P<noun>[A-Za-z][\w'’-]*)"
@@ -999,6 +1018,8 @@ def answer_type_of(question: str) -> AnswerType:
     """The kind of answer the question's wording asks for ("any" when it does not say)."""
     if _DATE_QUESTION.search(question):
         return "date"
+    if _PHONE_QUESTION.search(question):
+        return "number"
     number = _NUMBER_QUESTION.search(question)
     opening = _OPENING_QUESTION_WORD.match(question)
     if (
@@ -1041,9 +1062,20 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
             return bool(_TIME_OR_FREQUENCY.search(text))
         if mentions_date(text) or re.search(r"\b1\d{3}s?\b|\b20\d{2}s?\b|\bcentury\b", text):
             return True
+        # "When should I call an engineer?": a condition answers it ("If an error comes back more
+        # than three times in a day, call an engineer.").
+        if _WHEN_TO_QUESTION.search(question) and _CONDITION.search(text):
+            return True
         # "When does the job run?": a time of day or how often answers it, not a "which year".
         return bool(_WHEN_QUESTION.search(question) and _TIME_OR_FREQUENCY.search(text))
     if answer_type == "number":
+        if _PHONE_QUESTION.search(question):
+            return bool(_PHONE.search(text))
+        unit = _PER_UNIT_QUESTION.search(question)
+        if unit and not text.lstrip().startswith("|") and not _states_per_unit(text, unit.group("unit")):
+            # A total ("900 bikes, 300 of them electric") says nothing of each station; a table
+            # row's header may say what its figures are per.
+            return False
         if _HOW_OFTEN.search(question):
             # "How often should the filter be cleaned?": "once a week", "daily", "twice a year"; and
             # a table's interval column: "| Headset | Jabra Evolve2 55 | 3 years |".
@@ -1056,7 +1088,8 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
             return bool(_NUMBER_WORD.search(text)) and bool(_RATE.search(text))
         dimension = _DIMENSION_QUESTION.search(question)
         if dimension:
-            words = _DIMENSION_WORDS[(dimension.group("how") or dimension.group("what")).lower()]
+            asked = dimension.group("how") or dimension.group("what") or dimension.group("weigh")
+            words = _DIMENSION_WORDS[asked.lower()]
             return bool(_NUMBER_WORD.search(text)) and bool(re.search(rf"\b(?:{words})", text, re.IGNORECASE))
         counted = counted_noun(question)
         if counted is not None:
@@ -1093,6 +1126,17 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
         _names_place(word) and stem(word) not in asked
         for match in cues
         for word in match.group("words").split()
+    )
+
+
+def _states_per_unit(text: str, unit: str) -> bool:
+    """Whether ``text`` gives a figure for each ``unit``: "each station has", "20 docks per station",
+    "a station holds"."""
+    wanted = stem(unit)
+    words = _WORD.findall(text)
+    return any(
+        before.lower() in ("each", "every", "per", "a", "an", "one") and stem(word) == wanted
+        for before, word in pairwise(words)
     )
 
 
@@ -1547,6 +1591,15 @@ def without_question(text: str, question: str) -> str:
     return re.sub(pattern, " ", text, flags=re.IGNORECASE)
 
 
+def _own_line(text: str, span: TextSpan) -> bool:
+    """Whether ``span`` of ``text`` stands on a line of its own (bullets and emphasis aside)."""
+    line_start = text.rfind("\n", 0, span.start) + 1
+    line_end = text.find("\n", span.end)
+    before = text[line_start : span.start]
+    after = text[span.end : len(text) if line_end < 0 else line_end]
+    return not re.sub(r"[\s*_#>`-]", "", before) and not re.sub(r"[\s*_`]", "", after)
+
+
 def score_sentences(
     focus: QuestionFocus, evidence: Sequence[ReadEvidence], embedder: Embedder | None
 ) -> list[ScoredSentence]:
@@ -1561,9 +1614,13 @@ def score_sentences(
         for span in sentence_spans(item.passage):
             if is_question(span.slice(item.passage)):
                 # A question in the text (an FAQ's) answers nothing itself; the sentences after it
-                # answer it, and what it asks they are about, as if it were their heading.
-                # A copy of the question itself lends nothing (see `without_question`).
-                asked = set(content_terms(without_question(span.slice(item.passage), focus.question)))
+                # answer it, and what it asks they are about, as if it were their heading. A copy
+                # of the question inside a line lends nothing (see `without_question`); on a line
+                # of its own it heads an FAQ's answer, and the user asked just that.
+                asked_text = span.slice(item.passage)
+                if not _own_line(item.passage, span):
+                    asked_text = without_question(asked_text, focus.question)
+                asked = set(content_terms(asked_text))
                 continue
             text = without_question(span.slice(item.passage), focus.question)
             # A table row is a whole entry, however few its words ("| Season pass | £145 |").

@@ -98,14 +98,38 @@ _IRREGULAR_VERB = re.compile(
 
 # A figure in a list entry or a table row, with at least one word beside it.
 _LISTED_FIGURE = re.compile(r"(?=.*\d)(?=.*[^\W\d_]{2,})")
+# A table row of two cells, a label and its value, each with a word: "| Chair | Hannah Ruiz |".
+_LABELLED_ROW = re.compile(r"\|\s*[^|\s][^|]*\|\s*[^|\s][^|]*\|")
+
+
+def _states_entry(text: str, table_row: bool) -> bool:
+    """Whether a list entry or table row states something without a verb: it holds a figure, or it is
+    a table row of a label and its value ("| Chair | Hannah Ruiz |", as "Chair: Hannah Ruiz.")."""
+    return bool(_LISTED_FIGURE.search(text)) or (
+        table_row
+        and bool(_LABELLED_ROW.fullmatch(text.strip()))
+        and len(re.findall(r"[^\W\d_]{2,}", text)) >= 2
+    )
 
 
 def is_claimable(text: str, span: TextSpan) -> bool:
     """Whether the sentence ``span`` of ``text`` would make a claim: a statement, or an entry of a
     list or table with a figure. A title, a heading or a bare name would not, so it answers nothing."""
-    listed = is_list_item(text, span) or is_table_row(text, span)
+    row = is_table_row(text, span)
+    listed = is_list_item(text, span) or row
     sentence = claim_text(span.slice(text))
-    return is_statement(sentence) or bool(listed and _LISTED_FIGURE.search(sentence))
+    if row and _heads_table(text, span):
+        return False
+    return is_statement(sentence) or (listed and _states_entry(sentence, row))
+
+
+def _heads_table(text: str, span: TextSpan) -> bool:
+    """Whether the table row ``span`` is its table's header: a rule line follows it."""
+    line_end = text.find("\n", span.end)
+    if line_end < 0:
+        return False
+    following = text[line_end + 1 :].split("\n", 1)[0]
+    return bool(re.fullmatch(r"\s*\|[\s:|-]*\|\s*", following)) and "-" in following
 
 
 def is_statement(text: str) -> bool:
@@ -221,7 +245,8 @@ def extract_claims(answer_text: str, important_classes: Collection[str]) -> list
     claims: list[ExtractedClaim] = []
     for sentence in sentence_spans(answer_text):
         # An entry of a list or a table states its figure without a verb: "400 g rye flour".
-        listed = is_list_item(answer_text, sentence) or is_table_row(answer_text, sentence)
+        row = is_table_row(answer_text, sentence)
+        listed = is_list_item(answer_text, sentence) or row
         clauses = [_trim(answer_text, part) for part in split_clauses(answer_text, sentence)]
         clauses = [part for part in clauses if claim_text(part.slice(answer_text))]
         if not clauses:
@@ -236,7 +261,7 @@ def extract_claims(answer_text: str, important_classes: Collection[str]) -> list
                 not re.search(r"\w", text)
                 or CITATION.fullmatch(raw.strip())
                 or text.endswith(":")
-                or not (is_statement(text) or (listed and _LISTED_FIGURE.search(text)))
+                or not (is_statement(text) or (listed and _states_entry(text, row)))
             ):
                 continue
             claim_class = detect_claim_class(text)

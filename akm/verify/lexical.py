@@ -57,6 +57,7 @@ from akm.verify.structure import (
     proximity_finding,
     relation_roles_finding,
     statement_bounds,
+    swapped_finding,
 )
 from akm.verify.wording import (
     Word,
@@ -227,7 +228,21 @@ def check_joined(content: list[Word], passage: str, window: TextSpan) -> str | N
     only_second = [
         w.surface for w in content if word_found(w, second_forms) and not word_found(w, first_forms)
     ]
-    if not only_first or not only_second or any(word.lower in _REFERRING for word in second):
+    if not only_first or not only_second:
+        return None
+    # A claim that keeps one sentence whole but for one word, put in from the other sentence, says
+    # what neither does: "The condensate pipe can freeze in very cold weather. Pour warm water over
+    # the pipe to thaw it." does not say the pipe can thaw in very cold weather.
+    claim_forms = form_set(content)
+    for sentence, taken in ((first, only_second), (second, only_first)):
+        own = [word for word in sentence if is_content_in(word, passage)]
+        left_out = [word for word in own if not word_found(word, claim_forms)]
+        if len(taken) == 1 and len(left_out) == 1 and len(own) - 1 >= 3:
+            return (
+                f"the claim puts {taken[0]!r} of one sentence in place of {left_out[0].surface!r} of the "
+                "sentence it otherwise repeats"
+            )
+    if any(word.lower in _REFERRING for word in second):
         return None
     # A name both sentences give ("pyridostatin (PDS) ... PDS reduces ...") links them too; a date
     # or a number two statements share does not.
@@ -242,7 +257,6 @@ def check_joined(content: list[Word], passage: str, window: TextSpan) -> str | N
     # The sentence that gives most of the claim: its subject (its first content word) in the claim,
     # a subject of its own: a word both sentences give ("Payroll questions go to Priya Nair.
     # Questions about the building go to Tomás Rivera.") says not which one the claim keeps.
-    claim_forms = form_set(content)
     most = max(len(only_first), len(only_second))
     for sentence, given, other in ((first, only_first, second_forms), (second, only_second, first_forms)):
         subject = next((word for word in sentence if is_content_in(word, passage)), None)
@@ -469,7 +483,12 @@ class LexicalClaimVerifier:
                     None if credit >= self.support_threshold - 1e-12 else self._coverage_note(alignment),
                 )
             record(name, note)
-        for finding in self._structure(claim, claim_words, index, literal):
+        findings = self._structure(claim, claim_words, index, literal)
+        if self.structural_checks and not literal and not any(f.check == "predicate" for f in findings):
+            swapped = swapped_finding(claim_words, index, passage)
+            if swapped is not None:
+                findings.append(swapped)
+        for finding in findings:
             checks.append(CheckOutcome(finding.check, False, finding.detail, CHECK_FACTORS[finding.check]))
         score = credit
         for check in checks:

@@ -619,6 +619,45 @@ def degree_finding(claim_words: Sequence[Word], index: WindowIndex) -> Finding |
     return None
 
 
+def swapped_finding(claim_words: Sequence[Word], index: WindowIndex, passage: str) -> Finding | None:
+    """The word the claim puts after an auxiliary or modal ("can thaw") must not be one the passage
+    says elsewhere, outside the window, while the window, after that same auxiliary, says another
+    one the claim leaves out: "The condensate pipe can freeze in very cold weather. Pour warm water
+    over the pipe to thaw it." does not support "The condensate pipe can thaw in very cold weather",
+    though one sentence holds four of its five content words. A word the passage never uses (a
+    synonym: "is involved" for "is associated") is left to the coverage score."""
+    claim_forms = form_set(list(claim_words))
+    elsewhere = form_set(words(passage))
+    for position in range(len(claim_words) - 1):
+        auxiliary, said = claim_words[position], claim_words[position + 1]
+        if (
+            auxiliary.lower not in _AUXILIARIES
+            or not is_content(said)
+            or _ADVERB.fullmatch(said.lower)
+            or index.positions(said)
+            or not word_found(said, elsewhere)
+        ):
+            continue
+        for found in range(len(index.words) - 1):
+            if index.words[found].lower != auxiliary.lower:
+                continue
+            instead = next(
+                (word for word in index.words[found + 1 : found + 3] if not _ADVERB.fullmatch(word.lower)),
+                None,
+            )
+            if instead is not None and is_content(instead) and not word_found(instead, claim_forms):
+                return Finding(
+                    "predicate",
+                    f"the passage says {auxiliary.surface!r} {instead.surface!r} where the claim says "
+                    f"{auxiliary.surface!r} {said.surface!r}, a word the passage uses elsewhere",
+                )
+    return None
+
+
+# Words between an auxiliary and its verb that say how, how often or whether, not what.
+_ADVERB = re.compile(r"[a-z]+ly|not|never|also|often|still|now|then|usually|always|already|just|even|only")
+
+
 def predicate_finding(claim_words: Sequence[Word], index: WindowIndex) -> Finding | None:
     """What the claim says of its subject must be stated in the same relation.
 

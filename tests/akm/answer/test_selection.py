@@ -957,3 +957,43 @@ def test_a_short_table_row_is_an_answer_of_its_own() -> None:
     often = "How often is the headset replaced?"
     assert fills_answer_type("| Headset | Jabra Evolve2 55 | 3 years |", "number", often)
     assert not fills_answer_type("The crossing takes 40 minutes.", "number", "How often does the boat leave?")
+
+
+def test_phone_numbers_weights_each_ones_and_conditions_are_narrower_kinds() -> None:
+    bikes = (
+        "Velo Norde is the scheme of Nordhavn, with 64 docking stations and 900 bikes, 300 of them electric."
+    )
+    phone = "What is the phone number of Velo Norde?"
+    assert answer_type_of(phone) == "number"
+    assert not fills_answer_type(bikes, "number", phone)
+    assert fills_answer_type("Call the help desk on +45 33 12 34 56.", "number", phone)
+    weigh = "How much does the water tank weigh?"
+    assert not fills_answer_type("The committee will buy a water tank costing up to £350.", "number", weigh)
+    assert fills_answer_type("The tank weighs 40 kg when empty.", "number", weigh)
+    assert fills_answer_type("It is a 40 kg tank.", "number", weigh)
+    each = "How many electric bikes are at each station?"
+    assert not fills_answer_type(bikes, "number", each)
+    assert fills_answer_type("Each station has four electric bikes.", "number", each)
+    assert fills_answer_type("There are 4 electric bikes per station.", "number", each)
+    # A table row's header may say what its figures are per.
+    assert fills_answer_type("| abroad | 60 euros |", "number", "How much is the allowance per day abroad?")
+    engineer = "When should I call an engineer?"
+    assert fills_answer_type(
+        "If an error comes back three times in a day, call an engineer.", "date", engineer
+    )
+    assert not fills_answer_type("Engineers service the boiler.", "date", engineer)
+
+
+def test_an_faq_question_on_its_own_line_heads_its_answer_even_when_it_is_the_question_asked() -> None:
+    faq = (
+        "## Frequently asked questions\n\nHow old do I have to be to ride?\n\nRiders must be at least 16.\n\n"
+        "What happens if a station is full?\n\n"
+        "The app shows the nearest station with free docks, and you get 15 extra minutes for free."
+    )
+    selection = select_evidence("What happens if a station is full?", [_read(1, faq)], None)
+    assert selection.sentences[0].text.startswith("The app shows the nearest station")
+    assert selection.sentences[0].lexical == 1.0
+    # Inside a line, a copy of the question lends nothing: a list of open questions answers none.
+    notes = "Open questions: what happens if a station is full? The app shows the map."
+    scored = select_evidence("What happens if a station is full?", [_read(1, notes)], None)
+    assert all(sentence.lexical < 1.0 for sentence in scored.ranked)

@@ -15,6 +15,7 @@ from akm.claims import (
     is_claimable,
     months,
     quantities,
+    sentence_spans,
 )
 from akm.claims.segmentation import TextSpan
 
@@ -273,3 +274,17 @@ def test_an_instruction_or_a_labelled_value_is_a_claim(sentence: str, claimable:
     # action items state who with a label ("Owner: ...", "Absent: ..."), closed by a full stop.
     assert is_claimable(sentence, TextSpan(0, len(sentence))) is claimable
     assert bool(extract_claims(sentence, ())) is claimable
+
+
+def test_a_table_row_of_a_label_and_its_value_is_a_claim_and_a_header_row_is_not() -> None:
+    minutes = "| Chair | Hannah Ruiz |\n| Minutes taken by | Dev Patel |"
+    spans = sentence_spans(minutes)
+    assert [is_claimable(minutes, span) for span in spans] == [True, True]
+    assert [claim.text for claim in extract_claims("| Chair | Hannah Ruiz |", ())] == [
+        "| Chair | Hannah Ruiz |"
+    ]
+    # A header row over its rule names the columns; it states nothing.
+    prices = "| Ticket | Price |\n| --- | --- |\n| Season pass | £145 |"
+    assert [is_claimable(prices, span) for span in sentence_spans(prices)] == [False, True]
+    # A row of three words without a figure is no label and value.
+    assert not is_claimable("| Day | Early swim | General swim |", TextSpan(0, 34))

@@ -420,3 +420,28 @@ def test_a_name_with_digits_links_two_sentences_and_a_date_does_not() -> None:
     dated = "Marek will move the database by 4 December. The next retrospective is on 4 December."
     finding = joined("The retrospective will move the database by 4 December.", dated)
     assert finding is not None and "retrospective" in finding
+
+
+PIPE = (
+    "The condensate pipe can freeze in very cold weather. Pour warm water, not boiling water, over the "
+    "pipe to thaw it."
+)
+
+
+def test_a_word_of_the_next_sentence_put_in_place_of_the_verb_is_not_supported() -> None:
+    verifier = LexicalClaimVerifier()
+    # Four of the five content words stand in the first sentence (coverage 0.8, the threshold), but
+    # "thaw" is taken from the next sentence in place of "freeze".
+    swapped = verifier.verify("The condensate pipe can thaw in very cold weather.", PIPE)
+    assert swapped.label == "insufficient", swapped.note
+    assert verifier.verify("The condensate pipe can freeze in very cold weather.", PIPE).label == "supported"
+    # The first sentence alone, the window tried after the joined one, fails the claim on the word
+    # it says after the same auxiliary ("can freeze"): one supporting window would be enough.
+    # A word the passage never uses is a paraphrase, left to the coverage score.
+    paraphrase = verifier.verify("The condensate pipe can solidify in very cold weather.", PIPE)
+    assert not any(check.name == "predicate" and not check.passed for check in paraphrase.checks)
+    # Over both sentences, the join itself is told: one sentence repeated but for the swapped word.
+    claim = "The condensate pipe can thaw in very cold weather."
+    content = [word for word in words(claim) if is_content_in(word, claim)]
+    finding = check_joined(content, PIPE, TextSpan(0, len(PIPE)))
+    assert finding is not None and "'thaw'" in finding and "'freeze'" in finding
