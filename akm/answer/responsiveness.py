@@ -16,6 +16,10 @@ supported claim that is also responsive:
   stands in the claim or its heading, or its deed does ("Who was the first keeper?" is not answered
   by "designed by the engineer Ingrid Falk"; "led" names the leader), and a claim about another kind
   of what a number or person question narrows ("the last keeper" for the first) does not answer it;
+* "How do I thaw a frozen pipe?" is answered only by a claim that names the deed ("Pour warm
+  water over the pipe to thaw it"), and a phone number, a weight ("How much does it weigh?"), a
+  figure for each one ("at each station") or a condition ("When should I call an engineer?" "If an
+  error comes back ...") are narrower kinds of answer (see `fills_answer_type`);
 * a "when did ..." question asks for the deed, not a state of the same word ("The lido is open from
   1 May" does not say when it opened), nor is it answered by a claim cut from a sentence whose
   left-out words hold the deed and its own date ("It was restored in 2019" from "It opened in 1937
@@ -41,11 +45,13 @@ from akm.answer.selection import (
     QuestionFocus,
     absent_role,
     answered_kind_terms,
+    asks_method,
     combined_score,
     content_terms,
     cut_event,
     fills_answer_type,
     mentions_event,
+    names_method,
     other_kind,
     question_similarities,
     states_instead,
@@ -190,10 +196,11 @@ def check_responsiveness(
                 focus=claim_focus.coverage(with_context),
                 terms=claim_focus.coverage(claim_terms),
                 similarity=similarity,
-                type_found=fills_answer_type(claim.text, focus.answer_type, focus.question),
+                type_found=fills_answer_type(claim.text, focus.answer_type, focus.question)
+                and names_method(claim.text, focus.question),
                 adds=not is_non_answer(claim.text, focus.question),
                 refers=refers_back(claim.text, focus.question),
-                typed=focus.answer_type != "any",
+                typed=focus.answer_type != "any" or asks_method(focus.question),
                 absent_numbers=tuple(term for term in numbers if term not in with_context),
                 polar=polar,
                 unnamed=unnamed_kind(focus.question, claim.text),

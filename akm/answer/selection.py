@@ -315,6 +315,12 @@ _WHEN_QUESTION = re.compile(
     r"happen|happened|occur|occurred|break|broke|fail|failed)\b",
     re.IGNORECASE,
 )
+# "How do I thaw a frozen pipe?": asks how to do a deed, which the answer names.
+_HOW_TO_QUESTION = re.compile(
+    r"^\s*how\s+(?:do|can|should|must|could|would|may)\s+(?:i|you|we|they|one|staff|users?|residents?)\s+"
+    r"(?:best\s+|safely\s+|quickly\s+)?(?P<verb>[a-z]{3,})\b",
+    re.IGNORECASE,
+)
 # "When should I call an engineer?": asks in which case to act.
 _WHEN_TO_QUESTION = re.compile(
     r"^\s*when\s+(?:should|must|do|can|shall|may|need)\s+(?:i|you|we|they|one|staff|users?|residents?)\b",
@@ -932,12 +938,27 @@ def _without_final_e(stem: str) -> str:
     return stem[:-1] if len(stem) >= 5 and stem.endswith("e") else stem
 
 
+# Irregular forms of verbs, to their base ("Who took the minutes?" and "Minutes taken by"); words
+# that are also common nouns or adjectives ("left", "saw", "rose", "fell", "frozen") stay as they are.
+_IRREGULAR_FORMS: dict[str, str] = {
+    "took": "take", "taken": "take", "won": "win", "began": "begin", "begun": "begin", "built": "build",
+    "became": "become", "bought": "buy", "sold": "sell", "held": "hold", "made": "make", "gave": "give",
+    "given": "give", "wrote": "write", "written": "write", "came": "come", "went": "go", "gone": "go",
+    "brought": "bring", "sent": "send", "kept": "keep", "grew": "grow", "grown": "grow", "knew": "know",
+    "flew": "fly", "flown": "fly", "chose": "choose", "chosen": "choose", "drove": "drive",
+    "driven": "drive", "risen": "rise", "spoken": "speak", "thrown": "throw", "threw": "throw",
+    "taught": "teach", "caught": "catch", "fought": "fight",
+    "ridden": "ride", "sang": "sing", "sung": "sing", "told": "tell",
+}  # fmt: skip
+
+
 def content_terms(text: str) -> list[str]:
-    """Stems of the content words of ``text`` (function words and question words left out)."""
+    """Stems of the content words of ``text`` (function words and question words left out; an
+    irregular form of a verb stands for its base: "took" and "taken" for "take")."""
     terms: list[str] = []
     for word in _WORD.findall(text):
         if word.lower() not in _STOPWORDS:
-            terms.append(stem(word))
+            terms.append(stem(_IRREGULAR_FORMS.get(word.lower(), word)))
         if "-" in word.strip("-"):
             terms.extend(stem(part) for part in _PART.findall(word) if part.lower() not in _STOPWORDS)
     return terms
@@ -1000,7 +1021,7 @@ def question_focus(question: str) -> QuestionFocus:
             weight = 2.0
         elif len(word) >= 8:
             weight = 1.5
-        term = stem(word)
+        term = stem(_IRREGULAR_FORMS.get(word.lower(), word))
         weights[term] = max(weights.get(term, 0.0), weight)
     return QuestionFocus(question=question, weights=weights, answer_type=answer_type_of(question))
 
@@ -1072,7 +1093,12 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
         if _PHONE_QUESTION.search(question):
             return bool(_PHONE.search(text))
         unit = _PER_UNIT_QUESTION.search(question)
-        if unit and not text.lstrip().startswith("|") and not _states_per_unit(text, unit.group("unit")):
+        if (
+            unit
+            and unit.group("unit").lower().rstrip("s") not in _TIME_UNITS
+            and not text.lstrip().startswith("|")
+            and not _states_per_unit(text, unit.group("unit"))
+        ):
             # A total ("900 bikes, 300 of them electric") says nothing of each station; a table
             # row's header may say what its figures are per.
             return False
@@ -1129,14 +1155,22 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
     )
 
 
+# Units of time: "per year" asks how often or at what rate, which the other checks judge.
+_TIME_UNITS = frozenset(
+    {"second", "minute", "hour", "day", "night", "week", "fortnight", "month", "quarter", "year", "annum",
+     "season", "term", "semester", "decade", "century"}
+)  # fmt: skip
+
+
 def _states_per_unit(text: str, unit: str) -> bool:
     """Whether ``text`` gives a figure for each ``unit``: "each station has", "20 docks per station",
-    "a station holds"."""
+    "a single station holds"."""
     wanted = stem(unit)
-    words = _WORD.findall(text)
+    words = [word.lower() for word in _WORD.findall(text)]
     return any(
-        before.lower() in ("each", "every", "per", "a", "an", "one") and stem(word) == wanted
-        for before, word in pairwise(words)
+        stem(word) == wanted
+        and any(before in ("each", "every", "per", "a", "an", "one") for before in words[max(0, at - 2) : at])
+        for at, word in enumerate(words)
     )
 
 
@@ -1374,6 +1408,27 @@ _DATE_WORDS = frozenset(
 )
 
 
+def asks_method(question: str) -> bool:
+    """Whether the question asks how to do something ("How do I top up the pressure?")."""
+    return _HOW_TO_QUESTION.search(question) is not None
+
+
+def names_method(text: str, question: str) -> bool:
+    """Whether ``text`` speaks of the deed a "how do I <verb>" question asks how to do: "How do I
+    thaw a frozen condensate pipe?" is answered by "Pour warm water over the pipe to thaw it", not by
+    "The condensate pipe can freeze in very cold weather". True for a question of another form."""
+    asked = _HOW_TO_QUESTION.search(question)
+    if asked is None:
+        return True
+    verb = asked.group("verb").lower()
+    if verb in _STOPWORDS or verb in ("get", "make", "use", "find", "know", "tell"):
+        return True
+    return any(
+        _IRREGULAR_FORMS.get(token.lower()) == verb or _mentions_verb(token, verb)
+        for token in _WORD.findall(text)
+    )
+
+
 def mentions_event(text: str, question: str) -> bool:
     """Whether ``text`` speaks of what a date question asks about, beyond whom or what it names: one
     of the question's words that is no name, no number and no word of asking ("year", "when") is
@@ -1577,18 +1632,25 @@ def question_similarities(
     return [float(value) for value in scores]
 
 
-def without_question(text: str, question: str) -> str:
+def without_question(text: str, question: str, *, keep_own_lines: bool = False) -> str:
     """``text`` with every verbatim copy of ``question`` taken out (case, spacing and a closing
     question mark aside). Unchanged for a question of fewer than ``MIN_QUOTED_QUESTION_WORDS`` words,
     whose words are common enough to occur by chance, and for a statement (no closing question
-    mark): a claim asked about is supported by a passage that states it word for word.
+    mark): a claim asked about is supported by a passage that states it word for word. With
+    ``keep_own_lines``, a copy on a line of its own stays: it heads an FAQ's answer.
     """
     words = re.findall(r"\w+", question)
     if len(words) < MIN_QUOTED_QUESTION_WORDS or not question.rstrip().endswith("?"):
         return text
     # The question's words in order, separated by anything that is not a word character.
     pattern = r"(?<!\w)" + r"\W+".join(re.escape(word) for word in words) + r"(?!\w)\??"
-    return re.sub(pattern, " ", text, flags=re.IGNORECASE)
+
+    def taken_out(match: re.Match[str]) -> str:
+        if keep_own_lines and _own_line(text, TextSpan(match.start(), match.end())):
+            return match.group()
+        return " "
+
+    return re.sub(pattern, taken_out, text, flags=re.IGNORECASE)
 
 
 def _own_line(text: str, span: TextSpan) -> bool:
@@ -1609,7 +1671,10 @@ def score_sentences(
     spans: list[tuple[ReadEvidence, int, int, str, set[str], set[str], set[str]]] = []
     for item in evidence:
         heading_terms = set(content_terms(_heading_words(item)))
-        context_terms = set(content_terms(without_question(item.passage, focus.question))) | heading_terms
+        context_terms = (
+            set(content_terms(without_question(item.passage, focus.question, keep_own_lines=True)))
+            | heading_terms
+        )
         asked: set[str] = set()
         for span in sentence_spans(item.passage):
             if is_question(span.slice(item.passage)):
@@ -1649,9 +1714,10 @@ def score_sentences(
                 lexical=focus.coverage(terms | heading_terms),
                 context=focus.coverage(terms | context_terms),
                 semantic=similarity,
-                type_match=fills_answer_type(text, focus.answer_type, focus.question),
+                type_match=fills_answer_type(text, focus.answer_type, focus.question)
+                and names_method(text, focus.question),
                 new_terms=len(terms - question_terms),
-                typed=focus.answer_type != "any",
+                typed=focus.answer_type != "any" or asks_method(focus.question),
             )
         )
     return scored

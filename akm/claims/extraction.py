@@ -78,6 +78,14 @@ _STATEMENT_WORD = re.compile(r"[A-Za-z][\w'’-]*|\d[\w.,]*")
 _INSTRUCTION = re.compile(
     r"^\W*[A-Z][a-z]{2,}\s+(?:the|a|an|it|them|your|this|these|that|those|all|any|each|every|up|off|"
     r"out|back|down)\b.*[.!]\W*$"
+    # Or a verb of a manual's instructions, whatever follows it: "Pour warm water over the pipe.",
+    # "Never use boiling water."
+    r"|^\W*(?:(?:Never|Always|Do not|Don't|Please)\s+[a-z]+|(?:Pour|Press|Turn|Open|Close|Check|Call|Keep|Use|"
+    r"Add|Remove|Place|Put|Set|Hold|Wait|Switch|Insert|Connect|Disconnect|Fill|Empty|Drain|Clean|Wash|Wipe|"
+    r"Store|Report|Read|Contact|Send|Bring|Take|Avoid|Leave|Let|Mix|Stir|Heat|Bake|Cool|Cut|Fold|Push|Pull|"
+    r"Lift|Lower|Raise|Tighten|Loosen|Replace|Restart|Reset|Unplug|Plug|Charge|Apply|Allow|Make|Ask|Email|"
+    r"Phone|Ring|Visit|Book|Register|Sign|Fill|Submit|Return|Follow|Go|Walk|Drive|Park|Lock|Unlock))"
+    r"\s+\w.*[.!]\W*$"
 )
 # A labelled value, closed by a full stop: "Owner: Sam Okoro.", "Absent: Bea (on leave)." (a title
 # such as "Incident report: checkout outage" has no full stop).

@@ -993,7 +993,28 @@ def test_an_faq_question_on_its_own_line_heads_its_answer_even_when_it_is_the_qu
     selection = select_evidence("What happens if a station is full?", [_read(1, faq)], None)
     assert selection.sentences[0].text.startswith("The app shows the nearest station")
     assert selection.sentences[0].lexical == 1.0
+    # And the passage around it holds the question's words too (the abstention gate reads that).
+    assert selection.sentences[0].context == 1.0
     # Inside a line, a copy of the question lends nothing: a list of open questions answers none.
     notes = "Open questions: what happens if a station is full? The app shows the map."
     scored = select_evidence("What happens if a station is full?", [_read(1, notes)], None)
     assert all(sentence.lexical < 1.0 for sentence in scored.ranked)
+
+
+def test_how_do_i_is_answered_by_a_sentence_that_names_the_deed() -> None:
+    guide = (
+        "The condensate pipe can freeze in very cold weather. Pour warm water, not boiling water, over the "
+        "pipe to thaw\nit."
+    )
+    selection = select_evidence("How do I thaw a frozen condensate pipe?", [_read(1, guide)], None)
+    assert selection.sentences[0].text.startswith("Pour warm water")
+    freeze = "The condensate pipe can freeze in very cold weather."
+    verdict = check_responsiveness(
+        question_focus("How do I thaw a frozen condensate pipe?"), [_claim(freeze, guide)], None
+    )
+    assert not verdict.responsive
+    assert "answer type not found" in verdict.reason
+    # An irregular form meets its base: "took" the minutes, "Minutes taken by".
+    assert set(content_terms("Who took the minutes?")) <= set(
+        content_terms("| Minutes taken by | Dev Patel |")
+    )

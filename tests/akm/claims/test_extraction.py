@@ -288,3 +288,15 @@ def test_a_table_row_of_a_label_and_its_value_is_a_claim_and_a_header_row_is_not
     assert [is_claimable(prices, span) for span in sentence_spans(prices)] == [False, True]
     # A row of three words without a figure is no label and value.
     assert not is_claimable("| Day | Early swim | General swim |", TextSpan(0, 34))
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Pour warm water, not boiling water, over the pipe to thaw it.",
+        "Never use boiling water.",
+        "Press and hold reset.",
+    ],
+)
+def test_a_manual_s_instruction_is_a_claim_whatever_follows_its_verb(sentence: str) -> None:
+    assert is_claimable(sentence, TextSpan(0, len(sentence)))
