@@ -246,7 +246,9 @@ _NUMBER_QUESTION = re.compile(
     r"\bhow (?:many|much|long|far|old|large|big|high|tall|deep|wide|often|fast|heavy)\b|"
     r"\b(?:what|which) (?:percentage|percent|number|amount|proportion|fraction|size|length|population)\b|"
     r"\bwhat (?:is|was|are|were) the (?:population|number|percentage|amount|size|length|height|area|"
-    r"cost|price|distance|depth|speed|weight|temperature)\b",
+    r"cost|price|distance|depth|speed|weight|temperature|salary|wage|fee|fare|rent)\b|"
+    # "What salary do new staff get?", "what fee is charged?": an amount of money.
+    r"\bwhat (?:salary|salaries|wage|wages|fee|fees|fare|fares|rent|price|prices)\b",
     re.IGNORECASE,
 )
 _PERSON_QUESTION = re.compile(r"^\s*(?:who|whom|whose)\b|\bwho\s+(?:was|is|were|did)\b", re.IGNORECASE)

@@ -977,6 +977,12 @@ def test_phone_numbers_weights_each_ones_and_conditions_are_narrower_kinds() -> 
     assert fills_answer_type("There are 4 electric bikes per station.", "number", each)
     # A table row's header may say what its figures are per.
     assert fills_answer_type("| abroad | 60 euros |", "number", "How much is the allowance per day abroad?")
+    # "What salary" asks for money, not "27 days of annual leave".
+    salary = "What salary do new staff get?"
+    assert answer_type_of(salary) == "number"
+    assert not fills_answer_type(
+        "Full-time staff get 27 days of annual leave plus public holidays.", "number", salary
+    )
     engineer = "When should I call an engineer?"
     assert fills_answer_type(
         "If an error comes back three times in a day, call an engineer.", "date", engineer
