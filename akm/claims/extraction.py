@@ -27,6 +27,7 @@ from akm.claims.segmentation import (
     TextSpan,
     cited_evidence,
     claim_text,
+    is_field_entry,
     is_list_item,
     is_table_row,
     sentence_spans,
@@ -110,21 +111,28 @@ _LISTED_FIGURE = re.compile(r"(?=.*\d)(?=.*[^\W\d_]{2,})")
 _LABELLED_ROW = re.compile(r"\|\s*[^|\s][^|]*\|\s*[^|\s][^|]*\|")
 
 
+# A list entry or a line of fields that gives a label and its value: "Vice-Chair: Hettie Marsh",
+# "Oona Breckenridge — Hostel Manager."
+_LABELLED_ENTRY = re.compile(r"^\W*[A-Z][\w'’.-]*(?:\s+[\w'’.-]+){0,3}(?::|\s+[—–-])\s+\W*[^\W\d_]{2,}")
+
+
 def _states_entry(text: str, table_row: bool) -> bool:
-    """Whether a list entry or table row states something without a verb: it holds a figure, or it is
-    a table row of a label and its value ("| Chair | Hannah Ruiz |", as "Chair: Hannah Ruiz.")."""
-    return bool(_LISTED_FIGURE.search(text)) or (
-        table_row
-        and bool(_LABELLED_ROW.fullmatch(text.strip()))
-        and len(re.findall(r"[^\W\d_]{2,}", text)) >= 2
-    )
+    """Whether a list entry or table row states something without a verb: it holds a figure, or it
+    gives a label and its value: a table row of two cells ("| Chair | Hannah Ruiz |", as "Chair:
+    Hannah Ruiz."), a list entry or field line "Vice-Chair: Hettie Marsh" or "Oona Breckenridge —
+    Hostel Manager"."""
+    if _LISTED_FIGURE.search(text):
+        return True
+    if table_row:
+        return bool(_LABELLED_ROW.fullmatch(text.strip())) and len(re.findall(r"[^\W\d_]{2,}", text)) >= 2
+    return bool(_LABELLED_ENTRY.match(text))
 
 
 def is_claimable(text: str, span: TextSpan) -> bool:
     """Whether the sentence ``span`` of ``text`` would make a claim: a statement, or an entry of a
     list or table with a figure. A title, a heading or a bare name would not, so it answers nothing."""
     row = is_table_row(text, span)
-    listed = is_list_item(text, span) or row
+    listed = is_list_item(text, span) or row or is_field_entry(text, span)
     sentence = claim_text(span.slice(text))
     if row and _heads_table(text, span):
         return False
@@ -254,7 +262,7 @@ def extract_claims(answer_text: str, important_classes: Collection[str]) -> list
     for sentence in sentence_spans(answer_text):
         # An entry of a list or a table states its figure without a verb: "400 g rye flour".
         row = is_table_row(answer_text, sentence)
-        listed = is_list_item(answer_text, sentence) or row
+        listed = is_list_item(answer_text, sentence) or row or is_field_entry(answer_text, sentence)
         clauses = [_trim(answer_text, part) for part in split_clauses(answer_text, sentence)]
         clauses = [part for part in clauses if claim_text(part.slice(answer_text))]
         if not clauses:

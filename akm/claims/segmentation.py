@@ -16,6 +16,7 @@ ABBREVIATIONS: frozenset[str] = frozenset(
         "no", "nos", "vol", "pp", "p", "dr", "mr", "mrs", "ms", "prof", "sr", "jr", "st", "inc", "ltd",
         "co", "corp", "dept", "est", "resp", "sec", "u.s", "u.k", "e.u", "jan", "feb", "mar", "apr",
         "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "min", "max", "avg", "incl", "excl",
+        "cllr", "rev", "revd", "capt", "sgt", "lt", "col", "hon", "supt", "insp", "fr",
     }
 )  # fmt: skip
 
@@ -28,6 +29,12 @@ _TABLE_ROW = re.compile(r"[ \t]*\|.*\|[ \t]*$")
 _TABLE_RULE = re.compile(r"[ \t]*\|[ \t:|-]*\|[ \t]*$")
 # Up to four words, capitalised, with no closing punctuation: a plain text's section title.
 _PLAIN_HEADING = re.compile(r"[A-Z][\w'’&/-]*(?:[ \t]+[\w'’&/-]+){0,3}")
+# A line of fields ("From: Idris Fennimore", "**Venue:** St Brannock's Church Hall"): a label of up
+# to three words, a colon, a value. In a run of two or more such lines each line is an entry of its
+# own, as an email's header or a record's fields are, not one sentence wrapped over lines.
+_FIELD_LINE = re.compile(
+    r"[ \t]*(?:\*\*|__)?[A-Z][\w'’&/().-]*(?:[ \t]+[\w'’&/().-]+){0,2}:(?:\*\*|__)?[ \t]+\S"
+)
 _BULLET = re.compile(r"[ \t]*(?:[-*•·▪‣]|\d{1,3}[.)]|[a-z][.)])[ \t]+")
 # A terminator candidate: ., ! or ? (runs allowed), optional closing quotes/brackets.
 _TERMINATOR = re.compile(r"[.!?]+[\"'”’)\]*_]*")
@@ -53,9 +60,10 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     word = text[word_start:dot].lower()
     if word in ABBREVIATIONS:
         return True
-    # Single capital initials ("J. Smith") and dotted acronyms ("U.S.A").
+    # Single capital initials ("J. Smith") and dotted acronyms ("U.S.A"); a lowercase letter after a
+    # number is a unit that ends its sentence ("The highest point is 1,465 m. Friday is shorter").
     if len(word) == 1 and word.isalpha():
-        return True
+        return not (text[word_start].islower() and re.search(r"\d[ \t]*$", text[:word_start]))
     return bool(re.fullmatch(r"(?:[a-z]\.)+[a-z]", word))
 
 
@@ -84,6 +92,10 @@ def _line_blocks(text: str) -> list[TextSpan]:
         stripped = line.strip()
         following = lines[index + 1].strip() if index + 1 < len(lines) else ""
         bullet = _BULLET.match(line)
+        field = _FIELD_LINE.match(line) is not None and (
+            (index > 0 and _FIELD_LINE.match(lines[index - 1]) is not None)
+            or (index + 1 < len(lines) and _FIELD_LINE.match(lines[index + 1]) is not None)
+        )
         # Headings and rules title or separate the answer; they state nothing.
         if not stripped or _HEADING.match(line) or _TABLE_RULE.match(line):
             if start is not None:
@@ -106,7 +118,7 @@ def _line_blocks(text: str) -> list[TextSpan]:
             # follows as a Markdown heading would.
             blocks.append(TextSpan(content_start, content_end))
             continue
-        if bullet or start is None:
+        if bullet or field or start is None:
             if start is not None:
                 blocks.append(TextSpan(start, end))
             start = content_start
@@ -205,6 +217,21 @@ def is_list_item(text: str, span: TextSpan) -> bool:
     return bullet is not None and bullet.end() == span.start
 
 
+def is_field_entry(text: str, span: TextSpan) -> bool:
+    """Whether ``span`` of ``text`` opens a line of fields in a run of two or more ("From: ...",
+    "**Venue:** ..."), which ``sentence_spans`` makes an entry of its own."""
+    line_start = text.rfind("\n", 0, span.start) + 1
+    if text[line_start : span.start].strip():
+        return False
+    lines = text.splitlines()
+    at = text.count("\n", 0, line_start)
+    if _FIELD_LINE.match(lines[at]) is None:
+        return False
+    return (at > 0 and _FIELD_LINE.match(lines[at - 1]) is not None) or (
+        at + 1 < len(lines) and _FIELD_LINE.match(lines[at + 1]) is not None
+    )
+
+
 _ASKS = re.compile(r"\?[\"'”’)\]*_]*$")
 
 
@@ -214,18 +241,60 @@ def is_question(sentence: str) -> bool:
     return bool(_ASKS.search(sentence.rstrip()))
 
 
+_RUN_IN = re.compile(r"(?:\*\*|__)[^*_\n]{1,80}?(?:\*\*|__)[.:]?")
+
+
+def is_run_in_heading(text: str, span: TextSpan) -> bool:
+    """Whether ``span`` of ``text`` is a run-in heading: a short phrase in bold that opens a line and
+    has the line's text after it ("**Grey liquid on top.** This is hooch ..."), naming what that text
+    is about as a heading would."""
+    sentence = span.slice(text)
+    if not _RUN_IN.fullmatch(sentence) or len(re.findall(r"\w+", sentence)) > 8:
+        return False
+    line_start = text.rfind("\n", 0, span.start) + 1
+    before = text[line_start : span.start]
+    if before.strip() and _BULLET.fullmatch(before) is None:
+        return False
+    line_end = text.find("\n", span.end)
+    return bool(text[span.end : len(text) if line_end < 0 else line_end].strip())
+
+
 def asked_before(text: str, claim: str) -> str:
     """The question of ``text`` that the sentence ``claim`` quotes answers: the last question before
-    it, as an FAQ's answer answers the question above it ("" when it quotes no sentence of ``text``
-    or none is asked before it)."""
+    it, as an FAQ's answer answers the question above it, or the run-in heading of its paragraph
+    ("**The float test.** ..."); "" when it quotes no sentence of ``text`` or none stands before it."""
     wanted = claim_text(claim)
     asked = ""
     for span in sentence_spans(text):
         sentence = span.slice(text)
-        if is_question(sentence):
+        if is_question(sentence) or is_run_in_heading(text, span):
             asked = sentence
         elif claim_text(sentence) == wanted or wanted in claim_text(sentence):
             return asked
+    return ""
+
+
+_REFERRING_START = re.compile(
+    r"\W*(?:it|its|they|their|them|he|his|she|her|this|these|those)\b", re.IGNORECASE
+)
+
+
+def referred_before(text: str, claim: str) -> str:
+    """What a claim that opens with a pronoun refers back to: the words of ``text`` before the clause
+    it quotes ("Lost property goes to him; " for "it is kept for 30 days, then donated."), or the
+    sentence before when it quotes a whole sentence ("" when it opens otherwise or quotes nothing)."""
+    wanted = claim_text(claim).lower()
+    if not wanted or not _REFERRING_START.match(wanted):
+        return ""
+    previous = ""
+    for span in sentence_spans(text):
+        sentence = claim_text(span.slice(text))
+        at = sentence.lower().find(wanted)
+        if at > 0:
+            return sentence[:at]
+        if at == 0:
+            return previous
+        previous = sentence
     return ""
 
 

@@ -296,3 +296,25 @@ def test_a_table_row_of_a_label_and_its_value_is_a_claim_and_a_header_row_is_not
     assert [is_claimable(prices, span) for span in sentence_spans(prices)] == [False, True]
     # A row of three words without a figure is no label and value.
     assert not is_claimable("| Day | Early swim | General swim |", TextSpan(0, 34))
+
+
+def test_a_list_entry_or_a_line_of_fields_that_labels_a_value_is_a_claim() -> None:
+    # Officers in a list, staff by name and role, an email's header: each gives a label and a value
+    # without a verb or a figure, as "| Chair | Hannah Ruiz |" does in a table.
+    text = (
+        "- **Vice-Chair:** Hettie Marsh\n"
+        "- **Oona Breckenridge** — Hostel Manager.\n"
+        "- Ingredients\n"
+        "\n"
+        "From: Idris Fennimore\n"
+        "To: Year 10 Parents & Carers\n"
+        "\n"
+        "Incident report: checkout outage\n"
+    )
+    spans = sentence_spans(text)
+    assert [span.slice(text) for span in spans if is_claimable(text, span)] == [
+        "**Vice-Chair:** Hettie Marsh",
+        "**Oona Breckenridge** — Hostel Manager.",
+        "From: Idris Fennimore",
+        "To: Year 10 Parents & Carers",
+    ]

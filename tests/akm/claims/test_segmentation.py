@@ -7,9 +7,11 @@ import pytest
 from akm.claims import (
     asked_before,
     cited_evidence,
+    is_field_entry,
     is_list_item,
     is_question,
     is_table_row,
+    referred_before,
     row_header,
     sentence_spans,
     strip_citations,
@@ -38,6 +40,8 @@ def sentences(text: str) -> list[str]:
         ("1. Install it.\n2) Run it.", ["Install it.", "Run it."]),
         ("A line that\nwraps here.\n\nNew paragraph", ["A line that\nwraps here.", "New paragraph"]),
         ("see fig. 3 for details. Next.", ["see fig. 3 for details.", "Next."]),
+        ("The top is 1,465 m. Friday is shorter.", ["The top is 1,465 m.", "Friday is shorter."]),
+        ("Built c. 1850 by Cllr. Ann Dee. Done.", ["Built c. 1850 by Cllr. Ann Dee.", "Done."]),
         ("", []),
         ("   \n  ", []),
     ],
@@ -56,6 +60,8 @@ def sentences(text: str) -> list[str]:
         "numbered-list",
         "wrapped-line-and-paragraph",
         "figure-reference",
+        "unit-after-a-number",
+        "circa-and-councillor",
         "empty",
         "blank",
     ],
@@ -188,3 +194,37 @@ def test_a_plain_text_section_title_is_a_unit_of_its_own() -> None:
         "A debug setting filled the disk.",
         "The Orre Hut\nis the oldest.",
     ]
+
+
+def test_a_run_of_field_lines_is_one_entry_a_line_and_a_lone_label_wraps_on() -> None:
+    email = (
+        "From: Idris Fennimore <i.fennimore@example.org>\n"
+        "To: Year 10 Parents & Carers\n"
+        "Subject: Volcano field trip - key details\n"
+        "\n"
+        "Please note: the coach leaves\nfrom Rowan Street."
+    )
+    assert sentences(email) == [
+        "From: Idris Fennimore <i.fennimore@example.org>",
+        "To: Year 10 Parents & Carers",
+        "Subject: Volcano field trip - key details",
+        "Please note: the coach leaves\nfrom Rowan Street.",
+    ]
+    minutes = "**Date:** Wednesday 23rd October 2024\n**Venue:** St Brannock's Church Hall\n"
+    assert sentences(minutes) == [
+        "**Date:** Wednesday 23rd October 2024",
+        "**Venue:** St Brannock's Church Hall",
+    ]
+    spans = sentence_spans(email)
+    assert [is_field_entry(email, span) for span in spans] == [True, True, True, False]
+
+
+def test_what_a_claim_that_opens_with_a_pronoun_refers_back_to() -> None:
+    text = "Hamid Jaafari is the Housekeeping Lead. Lost property goes to him; it is kept for 30 days, then donated."
+    assert referred_before(text, "it is kept for 30 days, then donated.") == "Lost property goes to him; "
+    assert referred_before(text, "Lost property goes to him") == ""
+    guide = "We will be led by Mathilde Corbière. She has taken school groups onto the puys since 2011."
+    assert referred_before(guide, "She has taken school groups onto the puys since 2011.") == (
+        "We will be led by Mathilde Corbière."
+    )
+    assert referred_before(guide, "It is quoted nowhere.") == ""
