@@ -55,6 +55,7 @@ from akm.verify.structure import (
     near_verbatim,
     predicate_finding,
     proximity_finding,
+    qualifier_finding,
     relation_roles_finding,
     statement_bounds,
     swapped_finding,
@@ -257,14 +258,25 @@ def check_joined(content: list[Word], passage: str, window: TextSpan) -> str | N
     # The sentence that gives most of the claim: its subject (its first content word) in the claim,
     # a subject of its own: a word both sentences give ("Payroll questions go to Priya Nair.
     # Questions about the building go to Tomás Rivera.") says not which one the claim keeps.
+    # The claim's own subject must not be what only the other sentence names: "The Puy de Lassolas
+    # is the highest point we reach" from "The highest point we reach will be 1,465 m. Friday is
+    # shorter, roughly 6 km around the Puy de Lassolas ..." keeps the first sentence's subject and
+    # puts what it says on the second's place.
+    claim_subject = content[0] if content else None
     most = max(len(only_first), len(only_second))
     for sentence, given, other in ((first, only_first, second_forms), (second, only_second, first_forms)):
         subject = next((word for word in sentence if is_content_in(word, passage)), None)
+        own_forms = form_set(sentence)
         if (
             len(given) == most
             and subject is not None
             and word_found(subject, claim_forms)
             and not word_found(subject, other)
+            and not (
+                claim_subject is not None
+                and word_found(claim_subject, other)
+                and not word_found(claim_subject, own_forms)
+            )
         ):
             return None
     return (
@@ -611,6 +623,7 @@ class LexicalClaimVerifier:
             relation_roles_finding(claim, claim_words, index),
             list_finding(claim, claim_words, index, anchors),
             predicate_finding(claim_words, index),
+            qualifier_finding(claim_words, index),
             proximity_finding(claim, claim_words, index),
         ):
             if finding is not None:

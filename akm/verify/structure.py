@@ -654,6 +654,35 @@ def swapped_finding(claim_words: Sequence[Word], index: WindowIndex, passage: st
     return None
 
 
+_DETERMINERS = frozenset(
+    {"the", "a", "an", "its", "their", "his", "her", "our", "your", "my", "this", "that"}
+)
+
+
+def qualifier_finding(claim_words: Sequence[Word], index: WindowIndex) -> Finding | None:
+    """A word the claim puts between a determiner and a noun the window states, which the window
+    does not say, narrows that noun into another thing: "Oona Breckenridge is the deputy manager" is
+    not "Oona Breckenridge — Hostel Manager", nor is "a half plot" the passage's "a plot". Numbers
+    and names are left to the quantity and entity checks."""
+    for position in range(1, len(claim_words) - 1):
+        before, word, noun = claim_words[position - 1], claim_words[position], claim_words[position + 1]
+        if (
+            before.lower in _DETERMINERS
+            and is_content(word)
+            and word.surface[:1].islower()
+            and not any(character.isdigit() for character in word.surface)
+            and not index.positions(word)
+            and is_content(noun)
+            and index.positions(noun)
+        ):
+            return Finding(
+                "modifier",
+                f"the claim says {word.surface!r} {noun.surface!r} where the passage says {noun.surface!r} "
+                f"without {word.surface!r}",
+            )
+    return None
+
+
 # Words between an auxiliary and its verb that say how, how often or whether, not what.
 _ADVERB = re.compile(r"[a-z]+ly|not|never|also|often|still|now|then|usually|always|already|just|even|only")
 

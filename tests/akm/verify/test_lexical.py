@@ -368,6 +368,10 @@ CONTACTS = (
     "Payroll questions go to Priya Nair in Finance. Questions about the office building go to the "
     "facilities manager, Tomás Rivera."
 )
+WALKS = (
+    "The highest point we reach will be 1,465 m. Friday is shorter, roughly 6 km around the Puy de "
+    "Lassolas and the Puy de la Vache."
+)
 
 
 @pytest.mark.parametrize(
@@ -398,8 +402,21 @@ CONTACTS = (
             CONTACTS,
             "insufficient",
         ),
+        # The first sentence's subject is kept, but the claim is about the place only the second
+        # names: what the first says of the highest point is put on the Puy de Lassolas.
+        ("The Puy de Lassolas is the highest point we reach.", WALKS, "insufficient"),
+        ("Friday's walk is roughly 6 km around the Puy de Lassolas.", WALKS, "supported"),
     ],
-    ids=["two-statements", "one-statement", "pronoun", "abbreviation", "subject-kept", "subject-shared"],
+    ids=[
+        "two-statements",
+        "one-statement",
+        "pronoun",
+        "abbreviation",
+        "subject-kept",
+        "subject-shared",
+        "subject-of-the-other",
+        "one-sentence-of-two",
+    ],
 )
 def test_a_claim_joins_two_sentences_only_when_the_second_speaks_of_the_first(
     claim: str, passage: str, label: SupportLabel
@@ -445,3 +462,15 @@ def test_a_word_of_the_next_sentence_put_in_place_of_the_verb_is_not_supported()
     content = [word for word in words(claim) if is_content_in(word, claim)]
     finding = check_joined(content, PIPE, TextSpan(0, len(PIPE)))
     assert finding is not None and "'thaw'" in finding and "'freeze'" in finding
+
+
+def test_a_word_put_before_a_noun_the_passage_states_bare_narrows_it_into_another_thing() -> None:
+    staff = "- **Oona Breckenridge** — Hostel Manager. She handles bookings, refunds and complaints."
+    verifier = LexicalClaimVerifier()
+    # Four of five content words are there (coverage 0.8, the threshold), but "deputy" makes the
+    # manager another person.
+    deputy = verifier.verify("Oona Breckenridge is the deputy manager of the hostel.", staff)
+    assert deputy.label == "insufficient", deputy.note
+    assert "'deputy' 'manager'" in deputy.note
+    assert verifier.verify("Oona Breckenridge is the manager of the hostel.", staff).label == "supported"
+    assert verifier.verify("Oona Breckenridge is the hostel manager.", staff).label == "supported"
