@@ -121,12 +121,36 @@ def _sections(lines: list[str], *, markdown: bool) -> list[_Section]:
     return sections
 
 
+_EMAIL_HEADER = re.compile(r"(From|To|Cc|Bcc|Date|Sent|Subject|Reply-To):[ \t]*(.*)$", re.IGNORECASE)
+
+
+def _email_subject(lines: list[str]) -> str | None:
+    """The subject of a plain text that opens with an email's header (two or more lines such as
+    "From: ...", "To: ...", "Subject: ..."): what the whole text is about, as a title would say."""
+    header: list[re.Match[str]] = []
+    for line in lines:
+        if not line.strip():
+            if header:
+                break
+            continue
+        match = _EMAIL_HEADER.match(line.strip())
+        if match is None:
+            break
+        header.append(match)
+    subject = next((match.group(2).strip() for match in header if match.group(1).lower() == "subject"), "")
+    return subject if len(header) >= 2 and subject else None
+
+
 def _plain_sections(lines: list[str]) -> list[_Section]:
     """A plain text cut at its title lines as a Markdown text is at its headings; the heading
-    path names the text's own title and the section's."""
+    path names the text's own title (an email's subject) and the section's."""
     titles = _plain_title_lines(lines)
     sections: list[_Section] = []
     path: list[tuple[int, str]] = []
+    subject = _email_subject(lines)
+    if subject is not None:
+        titles = {index: level + 1 for index, level in titles.items()}
+        path = [(1, subject)]
     start = 0
     for index, level in sorted(titles.items()):
         if index > start and any(line.strip() for line in lines[start:index]):

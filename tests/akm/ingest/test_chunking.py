@@ -96,3 +96,28 @@ def test_a_plain_text_without_title_lines_has_no_heading_path(text: str) -> None
     chunks = chunk_text(text, markdown=False)
     assert [chunk.heading_path for chunk in chunks] == [()]
     assert chunks[0].text == text.rstrip("\n")
+
+
+EMAIL = """From: Idris Fennimore <i.fennimore@example.org>
+To: Year 10 Parents & Carers
+Date: Mon, 10 Feb 2025 16:42
+Subject: Year 10 volcano field trip - key details
+
+Dear Parents and Carers,
+
+DATES AND TRAVEL
+
+The coach leaves from Rowan Street at 05:40.
+"""
+
+
+def test_an_email_s_subject_titles_every_section_of_it() -> None:
+    chunks = chunk_text(EMAIL, markdown=False)
+    assert [chunk.heading_path for chunk in chunks] == [
+        ("Year 10 volcano field trip - key details",),
+        ("Year 10 volcano field trip - key details", "DATES AND TRAVEL"),
+    ]
+    # One header line alone makes no email: the line is the text's own title, as before.
+    assert chunk_text("Subject: one line only\n\nThe text.\n", markdown=False)[0].heading_path == (
+        "Subject: one line only",
+    )
