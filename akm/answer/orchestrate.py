@@ -57,8 +57,10 @@ from akm.claims import (
     TextSpan,
     asked_before,
     extract_claims,
+    is_field_entry,
     is_list_item,
     is_table_row,
+    referred_before,
     row_header,
 )
 from akm.contract.models import EvidencePacket, EvidenceRow, LaneRun
@@ -411,25 +413,31 @@ def _coverage(attempt: _Composed, quote: str) -> float:
 
 def _quote(selection: Selection) -> str:
     """The chosen sentences in passage order: prose joined into one line, each list item (after its
-    own bullet or number) and table row on a line of its own, so that each stays one claim."""
+    own bullet or number), table row and line of fields ("Deposit: £120") on a line of its own, so
+    that each stays one claim; a blank line ends a list item or a field before a line that is not
+    one, which would otherwise read as its continuation."""
     lines: list[str] = []
-    prose = False
+    kind = ""
     for sentence in _passage_order(selection):
         text = " ".join(sentence.text.split())
         span = TextSpan(sentence.start, sentence.end)
-        if is_table_row(sentence.evidence.passage, span):
-            lines.append(text)
-            prose = False
-        elif is_list_item(sentence.evidence.passage, span):
-            passage = sentence.evidence.passage
+        passage = sentence.evidence.passage
+        if is_table_row(passage, span):
+            line, now = text, "row"
+        elif is_list_item(passage, span):
             marker = passage[passage.rfind("\n", 0, sentence.start) + 1 : sentence.start].strip()
-            lines.append(f"{marker} {text}")
-            prose = False
-        elif prose:
+            line, now = f"{marker} {text}", "item"
+        elif is_field_entry(passage, span):
+            line, now = text, "field"
+        elif kind == "prose":
             lines[-1] = f"{lines[-1]} {text}"
+            continue
         else:
-            lines.append(text)
-            prose = True
+            line, now = text, "prose"
+        if kind in ("item", "field") and now != kind:
+            lines.append("")
+        lines.append(line)
+        kind = now
     return "\n".join(lines)
 
 
@@ -467,6 +475,16 @@ def _checked(
                 + row_header(passages[row_id].passage, assessment.claim.text)
                 + " "
                 + asked_before(passages[row_id].passage, assessment.claim.text)
+                for row_id in assessment.support_row_ids
+                if row_id in passages
+            ),
+            asked=" ".join(
+                asked_before(passages[row_id].passage, assessment.claim.text)
+                for row_id in assessment.support_row_ids
+                if row_id in passages
+            ),
+            referent=" ".join(
+                referred_before(passages[row_id].passage, assessment.claim.text)
                 for row_id in assessment.support_row_ids
                 if row_id in passages
             ),

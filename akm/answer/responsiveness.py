@@ -50,14 +50,17 @@ from akm.answer.selection import (
     content_terms,
     cut_event,
     fills_answer_type,
+    is_polar_question,
     mentions_event,
     names_method,
+    opposite_event,
     other_kind,
     question_similarities,
     states_instead,
     unnamed_kind,
+    within_a_range,
 )
-from akm.answer.tidy import is_non_answer, is_polar_question, refers_back
+from akm.answer.tidy import is_non_answer, refers_back
 from akm.embedding import Embedder
 
 # The weighted share of the question's terms that the claim and its supporting passage must hold;
@@ -82,6 +85,12 @@ class ClaimInContext:
     context: str
     # The heading path of the supporting passage: what it names, every sentence below it is about.
     heading: str = ""
+    # What a claim that opens with a pronoun refers back to in its passage (the clause or sentence
+    # before it): its words are the claim's own ("it is kept for 30 days" of lost property).
+    referent: str = ""
+    # The question of an FAQ that a quoted answer answers (also part of ``heading``): it may name
+    # the deed a "how do I" question asks about ("Can I extend my stay?" over "Usually, yes ...").
+    asked: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +128,8 @@ class _ClaimCheck:
     other: str | None = None
     # The role a "who is the <role>" question asks the holder of, where the claim names it not.
     role: str | None = None
+    # The (asked, said) words where the claim speaks of the opposite deed ("arrive" for "leave").
+    opposite: tuple[str, str] | None = None
 
     @property
     def focus_min(self) -> float:
@@ -138,6 +149,7 @@ class _ClaimCheck:
             and self.unnamed is None
             and self.other is None
             and self.role is None
+            and self.opposite is None
             and self.event
             and typed_ok
             and self.focus >= self.focus_min - 1e-9
@@ -168,6 +180,11 @@ class _ClaimCheck:
             + ("" if self.event else ", says not what happened then")
             + ("" if self.other is None else f", speaks of a {self.other}")
             + ("" if self.role is None else f", names no {self.role} (asked who)")
+            + (
+                ""
+                if self.opposite is None
+                else f", says {self.opposite[1]!r} where the question asks {self.opposite[0]!r}"
+            )
         )
 
 
@@ -182,8 +199,9 @@ def check_responsiveness(
     polar = is_polar_question(focus.question)
     checks = []
     for claim, similarity in zip(supported, similarities, strict=True):
-        claim_terms = set(content_terms(claim.text)) | set(content_terms(claim.heading))
-        with_context = claim_terms | set(content_terms(claim.context))
+        claim_words = f"{claim.text} {claim.heading} {claim.referent}"
+        claim_terms = set(content_terms(claim_words)) | focus.spelled_out(claim_words)
+        with_context = claim_terms | set(content_terms(claim.context)) | focus.spelled_out(claim.context)
         # "Which tool ..." answered by a claim that names a tool but not the word: the kind is left out
         # when every other term of the question is there.
         claim_focus = focus
@@ -197,16 +215,22 @@ def check_responsiveness(
                 terms=claim_focus.coverage(claim_terms),
                 similarity=similarity,
                 type_found=fills_answer_type(claim.text, focus.answer_type, focus.question)
-                and names_method(claim.text, focus.question),
+                and names_method(f"{claim.text} {claim.asked}", focus.question),
                 adds=not is_non_answer(claim.text, focus.question),
                 refers=refers_back(claim.text, focus.question),
                 typed=focus.answer_type != "any" or asks_method(focus.question),
-                absent_numbers=tuple(term for term in numbers if term not in with_context),
+                # A number inside a range the claim gives is there ("19 °C" in "18–20 °C").
+                absent_numbers=tuple(
+                    term
+                    for term in numbers
+                    if term not in with_context and not within_a_range(term, claim.text)
+                ),
                 polar=polar,
                 unnamed=unnamed_kind(focus.question, claim.text),
                 asking=(focus.question.split() or ["which"])[0].lower(),
                 other=other_kind(focus.question, claim.text, claim.context, claim.heading),
                 role=absent_role(focus.question, claim.text, claim.heading),
+                opposite=opposite_event(focus.question, claim.text),
                 event=focus.answer_type != "date"
                 or (
                     mentions_event(f"{claim.text} {claim.context}", focus.question)

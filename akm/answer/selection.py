@@ -33,7 +33,15 @@ from typing import Literal
 
 import numpy as np
 
-from akm.claims import TextSpan, is_claimable, is_question, is_table_row, sentence_spans, table_header
+from akm.claims import (
+    TextSpan,
+    is_claimable,
+    is_question,
+    is_run_in_heading,
+    is_table_row,
+    sentence_spans,
+    table_header,
+)
 from akm.claims.quantities import DAY_OF_MONTH, MONTH, WEEKDAY, mentions_date, quantities
 from akm.embedding import Embedder, EmbeddingModelError
 from akm.support import ReadEvidence
@@ -212,6 +220,30 @@ _STOPWORDS = frozenset(
         "do",
         "make",
         "made",
+        # Contractions of "not": "Why doesn't the baker trust ...?" is about the baker and the trust.
+        *(
+            f"{verb}n{apostrophe}t"
+            for verb in (
+                "do",
+                "does",
+                "did",
+                "is",
+                "are",
+                "was",
+                "were",
+                "has",
+                "have",
+                "had",
+                "ca",
+                "wo",
+                "should",
+                "would",
+                "could",
+                "must",
+                "need",
+            )
+            for apostrophe in "'’"
+        ),
     ]
 )
 # A number keeps its inner separators ("4.2", "12,000") but not a sentence's full stop or comma
@@ -239,7 +271,8 @@ _SUFFIXES = (
 # Endings after which a plural adds "-es" rather than "-s".
 _SIBILANTS = ("s", "x", "z", "ch", "sh")
 _DATE_QUESTION = re.compile(
-    r"^\s*(?:when\b|(?:in |during )?(?:what|which) (?:year|years|date|day|month|century|decade|era|period|time)\b)",
+    r"^\s*(?:when\b|(?:in |during |by |at |until |till |before |after )?(?:what|which) "
+    r"(?:year|years|date|day|month|century|decade|era|period|time)\b)",
     re.IGNORECASE,
 )
 _NUMBER_QUESTION = re.compile(
@@ -248,7 +281,9 @@ _NUMBER_QUESTION = re.compile(
     r"\bwhat (?:is|was|are|were) the (?:population|number|percentage|amount|size|length|height|area|"
     r"cost|price|distance|depth|speed|weight|temperature|salary|wage|fee|fare|rent)\b|"
     # "What salary do new staff get?", "what fee is charged?": an amount of money.
-    r"\bwhat (?:salary|salaries|wage|wages|fee|fees|fare|fares|rent|price|prices)\b",
+    r"\bwhat (?:salary|salaries|wage|wages|fee|fees|fare|fares|rent|price|prices)\b|"
+    # "What oven temperature ...", "how cold can it get?": a temperature.
+    r"\b(?:what|which)\s+(?:[a-z]+\s+)?temperatures?\b|\bhow (?:hot|cold|warm|cool)\b",
     re.IGNORECASE,
 )
 _PERSON_QUESTION = re.compile(r"^\s*(?:who|whom|whose)\b|\bwho\s+(?:was|is|were|did)\b", re.IGNORECASE)
@@ -366,6 +401,19 @@ _MONEY = re.compile(
     r"yen|francs?|marks?|rupees?|shillings?|guineas?|kronor|krona|kroner|krone|kronur|zlotys?|złoty|forints?|"
     r"lira|lire|liras|pesos?|yuan|renminbi|rubles?|roubles?|dinars?|dirhams?|baht|ringgits?|rupiah|"
     r"USD|GBP|EUR|SEK|NOK|DKK|CHF|JPY|CNY|INR|CAD|AUD|PLN)\b|\b(?:free of charge|no charge|costs? nothing)\b",
+    re.IGNORECASE,
+)
+# "At what temperature ...", "how cold ...": the answer states a temperature ("220 °C", "about 27
+# degrees", "gas mark 6", "at room temperature"), not any number near the topic ("two room-temperature
+# feeds, 12 hours apart").
+_TEMPERATURE_QUESTION = re.compile(
+    r"\b(?:what|which)\s+(?:(?:is|was|are|were)\s+)?(?:the\s+|its\s+|their\s+)?(?:[a-z]+\s+)?temperatures?\b(?!-)|"
+    r"\bhow (?:hot|cold|warm|cool)\b",
+    re.IGNORECASE,
+)
+_TEMPERATURE = re.compile(
+    r"\d\s*(?:°|º|˚|degrees?\b|deg\b)|\bgas mark\s*\d|\b(?:at|to)\s+room temperature\b|"
+    r"\b(?:freezing|boiling)(?: point)?\b|\bbelow zero\b",
     re.IGNORECASE,
 )
 # "How deep", "what is the height": the answer states that dimension ("38 metres high", "a depth of
@@ -575,7 +623,12 @@ def _states_count(text: str, noun: str, question: str = "") -> bool:
     text = _CLOCK_TIME.sub(" ", text)
     for match in _COUNT_CANDIDATE.finditer(text):
         words = re.findall(r"[A-Za-z][\w'’-]*", match.group("after"))
-        if noun in (stem(word) for word in words):
+        # "£12 per household" is an amount for each one, not a count of households.
+        if any(
+            stem(word) == noun
+            and (at == 0 or words[at - 1].lower() not in ("per", "each", "every", "a", "an"))
+            for at, word in enumerate(words)
+        ):
             return True
         candidates.append((match, words))
     if any(stem(word) == noun for word in _SINGLE_ONE.findall(text)):
@@ -591,10 +644,15 @@ def _states_count(text: str, noun: str, question: str = "") -> bool:
             continue  # a year: "in 1994" counts nothing
         if number.lower() == "no" or (words and words[0].lower() in _MEASURE_UNITS):
             continue
+        if re.match(r"\s*(?:°|º|˚|%)", text[match.end("number") :]):
+            continue  # "220 °C", "41%": a measure, not a count
         if _CURRENCY_BEFORE.search(text, 0, match.start()):
             continue  # "€35": an amount of money counts nothing
         if number in named or _VERSION_BEFORE.search(text, 0, match.start()):
             continue
+        valued = _VALUE_OF.search(text, 0, match.start())
+        if not names_noun and valued and valued.group(1).lower() not in _STOPWORDS | _HEAD_COUNTS:
+            continue  # "the quorum is 25": the value of another thing, not a count of households
         if (words and MONTH.fullmatch(words[0])) or _MONTH_BEFORE.search(text, 0, match.start()):
             continue  # "14 October", "October 14": a day of a month
         return True
@@ -602,6 +660,11 @@ def _states_count(text: str, noun: str, question: str = "") -> bool:
 
 
 _CLOCK_TIME = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b:?")
+# "<noun> is 25": a figure that another noun has; a population or a total is a head count.
+_VALUE_OF = re.compile(
+    r"\b([A-Za-z][\w'’-]*)\s+(?:is|was|are|were|stands at|stood at)\s+(?:about\s+|around\s+)?$"
+)
+_HEAD_COUNTS = frozenset({"population", "total", "number", "count", "membership", "attendance", "headcount"})
 _VERSION_BEFORE = re.compile(r"\b(?:version|release|revision|v)\.?\s*$", re.IGNORECASE)
 _MONTH_BEFORE = re.compile(MONTH.pattern + r"\s*$", re.IGNORECASE)
 
@@ -619,7 +682,7 @@ _CURRENCY_BEFORE = re.compile(r"[$£€¥₹]\s?$")
 _REASON_QUESTION = re.compile(r"^\s*why\b|\bwhat (?:caused|causes|led to|is the reason)\b", re.IGNORECASE)
 _REASON_CUE = re.compile(
     r"\b(?:because|due to|since|as a result|owing to|so that|in order to|caused by|led to|thanks to|therefore|"
-    r"reason|hence|thus|which is why|that is why|cause|root cause)\b|,\s*so\b",
+    r"reasons?|hence|thus|which is why|that is why|cause|root cause|grounds)\b|,\s*so\b",
     re.IGNORECASE,
 )
 _PLACE_CUE = re.compile(
@@ -954,6 +1017,9 @@ _IRREGULAR_FORMS: dict[str, str] = {
 }  # fmt: skip
 
 
+_CAPITALISED_RUN = re.compile(r"\b[A-Z][a-z'’]+(?:[ \t]+(?:of|and|the|for|[A-Z][a-z'’]+)){1,6}\b")
+
+
 def content_terms(text: str) -> list[str]:
     """Stems of the content words of ``text`` (function words and question words left out; an
     irregular form of a verb stands for its base: "took" and "taken" for "take")."""
@@ -973,6 +1039,19 @@ class QuestionFocus:
     question: str
     weights: dict[str, float]
     answer_type: AnswerType
+
+    def spelled_out(self, text: str) -> set[str]:
+        """The question's abbreviations ("AGM", two to six capitals) that ``text`` spells out as
+        capitalised words in a row ("Annual General Meeting"; a capitalised function word such as
+        "The" or "of" is no part of it)."""
+        wanted = {word for word in _WORD.findall(self.question) if re.fullmatch(r"[A-Z]{2,6}", word)}
+        if not wanted:
+            return set()
+        spelled: set[str] = set()
+        for run in _CAPITALISED_RUN.finditer(text):
+            initials = "".join(word[0] for word in run.group().split() if word.lower() not in _STOPWORDS)
+            spelled |= {stem(word) for word in wanted if word in initials.upper()}
+        return spelled
 
     @property
     def total_weight(self) -> float:
@@ -1112,6 +1191,8 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
             )
         if _MONEY_QUESTION.search(question):
             return bool(_MONEY.search(text))
+        if _TEMPERATURE_QUESTION.search(question):
+            return bool(_TEMPERATURE.search(text))
         if _RATE_QUESTION.search(question):
             return bool(_NUMBER_WORD.search(text)) and bool(_RATE.search(text))
         dimension = _DIMENSION_QUESTION.search(question)
@@ -1188,6 +1269,25 @@ _KIND_QUESTION = re.compile(r"^\s*(?:which|what)\s+(?P<kind>[A-Za-z][\w'’-]*)"
 _CLOCK_KIND = frozenset({"hour", "time"})
 
 
+# Words of a question that name a measure, with what states one: "the distance of the longest hike"
+# is answered by "a 11.4 km circuit", "what temperature" by "220 °C", without the word itself.
+_MEASURE_VALUES: dict[str, re.Pattern[str]] = {
+    "temperature": _TEMPERATURE,
+    "distance": re.compile(r"\d\s*(?:km|kilomet(?:re|er)s?|mi|miles?|m|met(?:re|er)s?)\b", re.IGNORECASE),
+    "price": _MONEY,
+    "cost": _MONEY,
+    "fee": _MONEY,
+    "fare": _MONEY,
+}
+
+
+def measured_terms(question: str, text: str) -> set[str]:
+    """The question's words that name a measure ("distance", "temperature", "price") which ``text``
+    states a value of ("11.4 km", "220 °C", "£6.75"): the value says the word."""
+    asked = {word.lower() for word in _WORD.findall(question)}
+    return {stem(word) for word, value in _MEASURE_VALUES.items() if word in asked and value.search(text)}
+
+
 def answered_kind_terms(question: str, text: str) -> set[str]:
     """The question's terms that name the kind of thing it asks for, when ``text`` gives one of that
     kind without naming the kind: the answer to "Which tool must employees use?" names the tool
@@ -1209,7 +1309,7 @@ def answered_kind_terms(question: str, text: str) -> set[str]:
         credited.add(stem(kind.group("kind")))
     if _TIME_OR_FREQUENCY.search(text):
         credited |= _CLOCK_KIND & {stem(word) for word in _WORD.findall(question)}
-    return credited
+    return credited | measured_terms(question, text)
 
 
 # "Which database ...": a question for one particular thing of a kind; "What model ...": of a kind
@@ -1345,7 +1445,8 @@ def unnamed_kind(question: str, text: str) -> str | None:
 # "Who was the first keeper of ...?": the role a person question asks the holder of, the last of up
 # to four lowercase words after the article, before a preposition, a clause or the question mark.
 _ROLE_QUESTION = re.compile(
-    r"^\s*(?i:who)\s+(?:is|was|are|were|will\s+be|has\s+been|had\s+been)\s+(?:the|a|an)\s+"
+    r"^\s*(?i:who)\s+(?:(?P<verb>is|was|are|were|will\s+be|has\s+been|had\s+been)\s+(?:the|a|an)|"
+    r"(?P<became>became|becomes|has\s+become|was\s+elected|was\s+appointed|was\s+named)(?:\s+(?:the|a|an))?)\s+"
     r"(?P<phrase>[a-z][\w'’-]*(?:\s+[a-z][\w'’-]*){0,3}?)\s*"
     r"(?=\b(?:of|at|in|for|on|to|from|behind|during|with|that|who|whose|when)\b|\?|$)"
 )
@@ -1360,7 +1461,15 @@ def absent_role(question: str, claim: str, heading: str = "") -> str | None:
     if match is None:
         return None
     role = match.group("phrase").split()[-1].lower()
-    if role in _STOPWORDS or stem(role) in set(content_terms(f"{claim} {heading}")):
+    if role in _STOPWORDS:
+        return None
+    # "Who became chair?", "who is the chair?": the one who holds it now, not the outgoing one
+    # ("Chair: Priya Venkataraman (outgoing Chair)").
+    current = match.group("became") is not None or (match.group("verb") or "").lower() in ("is", "are")
+    former = rf"\b(?:outgoing|former|previous|retiring|retired|past|ex-)\s*{re.escape(role)}"
+    if current and re.search(former, claim, re.IGNORECASE) and not re.search(former, question, re.IGNORECASE):
+        return f"{role} but a former one"
+    if stem(role) in set(content_terms(f"{claim} {heading}")):
         return None
     # A role named by its deed: "A Norman named Oursel led a force" says who the leader was.
     deed = re.sub(r"(?:er|or)$", "", role) if len(role) > 5 else ""
@@ -1408,6 +1517,63 @@ _DATE_WORDS = frozenset(
         "time",
     }
 )
+
+
+# Deeds and ends of a span that answer each other's question wrongly: the time one arrives is not
+# the time one must leave, a closing time is no opening time. Each side is a pattern over words;
+# "end" alone is left out ("until the end of September" answers when a season starts too).
+_OPPOSITE_EVENTS: tuple[tuple[str, str], ...] = (
+    (r"arriv\w*|check-?ins?|checking in", r"leav\w*|left|depart\w*|vacat\w*|check-?outs?|checking out"),
+    (r"open|opens|opened|opening|reopen\w*", r"clos(?:e|es|ed|ing)|shut\w*"),
+    (r"start\w*|begin\w*|began|begun|commenc\w*", r"ends|ended|ending|finish\w*"),
+    (r"earliest", r"latest"),
+    (r"minimum|min|fewest|lowest", r"maximum|max|highest"),
+    (r"entr(?:y|ies|ance|ances)|enter\w*", r"exit\w*"),
+)
+
+
+_POLAR_QUESTION = re.compile(
+    r"^\s*(?:do|does|did|is|are|was|were|can|could|may|must|should|will|would|has|have|had)\b", re.IGNORECASE
+)
+
+
+def is_polar_question(question: str) -> bool:
+    """Whether ``question`` asks for a yes or a no ("Do I need ...?", "Can cars cross ...?")."""
+    return bool(_POLAR_QUESTION.search(question))
+
+
+def opposite_event(question: str, text: str) -> tuple[str, str] | None:
+    """The (asked, said) words where ``text`` speaks of the opposite of a deed the question asks
+    about and never of the deed itself: "By what time do I have to leave?" is not answered by "If you
+    expect to arrive after 22:30, phone reception ...", nor "When does the kitchen close?" by "The
+    kitchen opens at 07:00". None for a yes-or-no question, which the opposite answers ("Is the
+    clinic open on Sundays?" → "It is closed on Sundays.")."""
+    if is_polar_question(question):
+        return None
+    for first, second in _OPPOSITE_EVENTS:
+        for asked, other in ((first, second), (second, first)):
+            in_question = re.search(rf"\b(?:{asked})\b", question, re.IGNORECASE)
+            if in_question is None or re.search(rf"\b(?:{other})\b", question, re.IGNORECASE):
+                continue
+            said = re.search(rf"\b(?:{other})\b", text, re.IGNORECASE)
+            if said is not None and re.search(rf"\b(?:{asked})\b", text, re.IGNORECASE) is None:
+                return in_question.group().lower(), said.group().lower()
+    return None
+
+
+_RANGE = re.compile(r"(?<![\d.,])(\d+(?:\.\d+)?)\s*(?:–|—|-|to)\s*(\d+(?:\.\d+)?)(?![\d.,])")
+
+
+def within_a_range(number: str, text: str) -> bool:
+    """Whether ``text`` gives a range that holds ``number``: "18–20 °C" holds the 19 of "My kitchen
+    is about 19 °C"."""
+    try:
+        value = float(number.replace(",", ""))
+    except ValueError:
+        return False
+    return any(
+        float(low) <= value <= float(high) and float(low) < float(high) for low, high in _RANGE.findall(text)
+    )
 
 
 def asks_method(question: str) -> bool:
@@ -1670,14 +1836,16 @@ def score_sentences(
     """Every sentence of every passage (fragments under ``MIN_SENTENCE_WORDS`` words left out),
     each scored without any copy of the question it quotes."""
     question_terms = set(focus.weights)
-    spans: list[tuple[ReadEvidence, int, int, str, set[str], set[str], set[str]]] = []
+    spans: list[tuple[ReadEvidence, int, int, str, set[str], set[str], set[str], str]] = []
     for item in evidence:
-        heading_terms = set(content_terms(_heading_words(item)))
+        heading_terms = set(content_terms(_heading_words(item))) | focus.spelled_out(_heading_words(item))
         context_terms = (
             set(content_terms(without_question(item.passage, focus.question, keep_own_lines=True)))
             | heading_terms
+            | focus.spelled_out(item.passage)
         )
         asked: set[str] = set()
+        asked_text = ""
         for span in sentence_spans(item.passage):
             if is_question(span.slice(item.passage)):
                 # A question in the text (an FAQ's) answers nothing itself; the sentences after it
@@ -1687,6 +1855,12 @@ def score_sentences(
                 asked_text = span.slice(item.passage)
                 if not _own_line(item.passage, span):
                     asked_text = without_question(asked_text, focus.question)
+                asked = set(content_terms(asked_text))
+                continue
+            if is_run_in_heading(item.passage, span) and not is_claimable(item.passage, span):
+                # "**The float test.** Many books tell you ...": a bold phrase that opens a paragraph
+                # names what the paragraph is about, as an FAQ's question does.
+                asked_text = span.slice(item.passage)
                 asked = set(content_terms(asked_text))
                 continue
             text = without_question(span.slice(item.passage), focus.question)
@@ -1701,10 +1875,11 @@ def score_sentences(
             named = heading_terms | asked
             if header is not None:
                 named |= set(content_terms(header.slice(item.passage)))
-            spans.append((item, span.start, span.end, text, set(content_terms(text)), named, context_terms))
+            terms = set(content_terms(text)) | measured_terms(focus.question, text) | focus.spelled_out(text)
+            spans.append((item, span.start, span.end, text, terms, named, context_terms, asked_text))
     similarities = question_similarities(embedder, focus.question, [text for _, _, _, text, *_ in spans])
     scored: list[ScoredSentence] = []
-    for (item, start, end, text, terms, heading_terms, context_terms), similarity in zip(
+    for (item, start, end, text, terms, heading_terms, context_terms, asked_text), similarity in zip(
         spans, similarities, strict=True
     ):
         scored.append(
@@ -1716,8 +1891,10 @@ def score_sentences(
                 lexical=focus.coverage(terms | heading_terms),
                 context=focus.coverage(terms | context_terms),
                 semantic=similarity,
+                # The deed a "how do I" asks about may be named by the FAQ question it answers.
                 type_match=fills_answer_type(text, focus.answer_type, focus.question)
-                and names_method(text, focus.question),
+                and names_method(f"{text} {asked_text}", focus.question)
+                and opposite_event(focus.question, text) is None,
                 new_terms=len(terms - question_terms),
                 typed=focus.answer_type != "any" or asks_method(focus.question),
             )

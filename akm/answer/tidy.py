@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from akm.answer.selection import content_terms
+from akm.answer.selection import content_terms, is_polar_question
 from akm.claims import sentence_spans, strip_citations
 
 _HEADING_LINE = re.compile(r"^[ \t]*(?:\[E\d+\][ \t]*)?#{1,6}[ \t].*$", re.MULTILINE)
@@ -62,15 +62,7 @@ def tidy_answer(text: str, *, complete: bool = True) -> str:
 
 
 # A yes-or-no question, and the words that answer one with a no.
-_POLAR_QUESTION = re.compile(
-    r"^\s*(?:do|does|did|is|are|was|were|can|could|may|must|should|will|would|has|have|had)\b", re.IGNORECASE
-)
 _NEGATION = re.compile(r"\b(?:no|not|never|none|neither|nor|cannot)\b|n[’']t\b", re.IGNORECASE)
-
-
-def is_polar_question(question: str) -> bool:
-    """Whether ``question`` asks for a yes or a no ("Do I need ...?", "Can cars cross ...?")."""
-    return bool(_POLAR_QUESTION.search(question))
 
 
 def is_non_answer(sentence: str, question: str) -> bool:

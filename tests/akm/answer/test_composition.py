@@ -379,3 +379,52 @@ def test_a_claim_joined_from_two_statements_is_not_supported(tmp_path: Path) -> 
     assert generator.prompts, "the question reached the generator"
     assert made_up not in result.answer
     assert made_up not in [claim.text for claim in result.claims if claim.status == "supported"]
+
+
+TRIP = """From: Idris Fennimore <i.fennimore@example.org>
+To: Year 10 Geography Parents
+Subject: Year 10 volcano field trip to the Auvergne
+
+COSTS
+
+The total cost is £412 per student. This covers the coach, the ferry and the guide's fees.
+
+  - Deposit: £120, due by 28 February 2025
+  - Balance: £292, due by 4 April 2025
+
+Kind regards,
+Idris Fennimore
+"""
+
+
+def test_an_email_s_subject_titles_it_and_a_quoted_field_stays_one_claim(tmp_path: Path) -> None:
+    # "volcano trip" is said only by the subject line, which titles every section of the email; the
+    # deposit's line is quoted on a line of its own and is one claim.
+    result = _ask_once(
+        tmp_path, {"trip.txt": TRIP}, "How much is the deposit for the volcano trip?", FixedGenerator("")
+    )
+    reasons = result.packet.verification.verdict_reasons
+    assert result.verdict == "PASS", reasons
+    assert "- Deposit: £120, due by 28 February 2025" in result.answer.splitlines()
+    assert "Deposit: £120, due by 28 February 2025" in [claim.text for claim in result.claims]
+    assert not any("Subject" in claim.text for claim in result.claims)
+
+
+STARTER = """# Looking after your starter
+
+## Common worries
+
+**Grey liquid on top.** This is hooch, a sign your starter is hungry. Pour it off before feeding.
+
+**The float test.** Many books tell you to drop a spoonful in water and see whether it floats. With a
+rye-heavy starter it often sinks even when it is ready, so I do not rely on it.
+"""
+
+
+def test_a_bold_phrase_that_opens_a_paragraph_says_what_the_paragraph_is_about(tmp_path: Path) -> None:
+    # Neither "float" nor "test" is in the answering sentence: the run-in heading says them.
+    question = "Why does the baker not rely on the float test?"
+    result = _ask_once(tmp_path, {"starter.md": STARTER}, question, FixedGenerator(""))
+    reasons = result.packet.verification.verdict_reasons
+    assert result.verdict == "PASS", reasons
+    assert result.answer.endswith("so I do not rely on it.")

@@ -17,12 +17,14 @@ from akm.answer.selection import (
     cut_event,
     fills_answer_type,
     mentions_event,
+    opposite_event,
     other_kind,
     question_focus,
     select_evidence,
     states_instead,
     stem,
     unnamed_kind,
+    within_a_range,
     without_question,
 )
 from akm.answer.tidy import drop_non_answers, is_non_answer, refers_back
@@ -1024,3 +1026,138 @@ def test_how_do_i_is_answered_by_a_sentence_that_names_the_deed() -> None:
     assert set(content_terms("Who took the minutes?")) <= set(
         content_terms("| Minutes taken by | Dev Patel |")
     )
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "expected"),
+    [
+        ("What oven temperature should I bake the loaf at?", "Heat the oven to 220 °C.", True),
+        ("At what temperature is the bread baked first?", "Bake it at 230 degrees for 50 minutes.", True),
+        ("How cold can it get on the summits?", "It can be as low as 3 °C first thing.", True),
+        ("What temperature should the butter be?", "Use butter at room temperature.", True),
+        # A figure near the topic is no temperature.
+        (
+            "What oven temperature should I bake my sourdough at?",
+            "A starter from the fridge needs two room-temperature feeds, 12 hours apart, before you bake.",
+            False,
+        ),
+        # "£12 per household" is an amount for each household, and "220 °C" a measure: no count.
+        (
+            "How many households are members?",
+            "The subscription rises from £10 to £12 per household from 1 January 2025.",
+            False,
+        ),
+        ("How many households are members?", "Heat the oven to 220 °C.", False),
+        ("How many households are members?", "The association has 120 member households.", True),
+        # "By what time": a clock time answers it, as "what time" does.
+        ("By what time must I check out?", "Check-out is by 10:15.", True),
+        ("By what time must I check out?", "Check-out is on the day you leave.", False),
+    ],
+    ids=[
+        "oven-temperature",
+        "at-what-temperature-degrees",
+        "how-cold",
+        "room-temperature",
+        "a-figure-is-no-temperature",
+        "per-household-is-no-count",
+        "degrees-are-no-count",
+        "a-count",
+        "by-what-time-a-clock-time",
+        "by-what-time-no-time",
+    ],
+)
+def test_temperatures_counts_and_times_asked_for(question: str, text: str, expected: bool) -> None:
+    assert fills_answer_type(text, answer_type_of(question), question) is expected
+
+
+def test_a_claim_about_the_opposite_deed_does_not_answer_and_a_yes_or_no_question_is_answered_by_it() -> None:
+    leave = "By what time do I have to vacate my bed on the day I leave the hostel?"
+    arrive = "If you expect to arrive after 22:30, phone reception before 20:00 on your arrival day."
+    assert opposite_event(leave, arrive) == ("vacate", "arrive")
+    assert opposite_event(leave, "Check-out is by 10:15.") is None
+    assert opposite_event("What time does the pool open?", "The pool closes at 18:00.") == ("open", "closes")
+    assert (
+        opposite_event(
+            "When does the kitchen close on Sundays?", "It is open until 22:00 but closes at 20:30."
+        )
+        is None
+    )
+    verdict = check_responsiveness(question_focus(leave), [_claim(arrive, arrive)], None)
+    assert not verdict.responsive
+    assert "says 'arrive' where the question asks 'vacate'" in verdict.reason
+    # "Is the clinic open on Sundays?" is answered by "It is closed on Sundays."
+    assert opposite_event("Is the clinic open on Sundays?", "It is closed on Sundays.") is None
+
+
+def test_a_claim_that_opens_with_a_pronoun_has_the_words_it_refers_back_to() -> None:
+    passage = (
+        "Hamid Jaafari is the hostel's Housekeeping Lead. Lost property goes to him; it is kept for 30 days, "
+        "then donated."
+    )
+    question = question_focus("How long does the hostel hold on to lost property?")
+    kept = ClaimInContext(claim_id="claim-1", text="it is kept for 30 days, then donated.", context=passage)
+    assert not check_responsiveness(question, [kept], None).responsive
+    referring = ClaimInContext(
+        claim_id="claim-1",
+        text="it is kept for 30 days, then donated.",
+        context=passage,
+        referent="Lost property goes to him; ",
+    )
+    verdict = check_responsiveness(question, [referring], None)
+    assert verdict.responsive, verdict.reason
+
+
+def test_a_number_inside_a_range_an_abbreviation_and_a_contraction() -> None:
+    # "My kitchen is about 19 °C": the row for 18–20 °C holds it; 4 °C does not.
+    assert within_a_range("19", "| 18–20 °C (cool) | 1:5:5 | Once a day |")
+    assert not within_a_range("19", "| Fridge, about 4 °C | 1:3:3 |")
+    question = question_focus("My kitchen is about 19 °C. What feeding ratio should I use?")
+    cool = "| 18–20 °C (cool) | 1:5:5 | 10–12 hours | Once a day |"
+    verdict = check_responsiveness(question, [_claim(cool, "| Kitchen temperature | Ratio |\n" + cool)], None)
+    assert "not in its passage" not in verdict.reason
+    # "AGM" stands for the capitalised words whose initials it spells.
+    agm = question_focus("Who became chair at the 2024 AGM?")
+    assert agm.spelled_out("Minutes of the Annual General Meeting") == {"agm"}
+    assert agm.spelled_out("The Annual Report of the General Manager") == set()
+    assert question_focus("Who became chair in 2024?").spelled_out("The Annual General Meeting") == set()
+    # "doesn't" is no term of what the question is about.
+    assert set(question_focus("Why doesn't the baker trust the float test?").weights) == {
+        "baker",
+        "trust",
+        "float",
+        "test",
+    }
+    # A reason given as grounds.
+    assert fills_answer_type(
+        "The scheme was not taken forward, mainly on cost and privacy grounds.",
+        "reason",
+        "Why did they decide against CCTV?",
+    )
+
+
+def test_how_do_i_is_answered_by_an_faq_answer_whose_question_names_the_deed() -> None:
+    faq = (
+        "**Can I extend my stay?** Usually, yes, but only if you ask at reception before 10:15 on the "
+        "morning you were due to leave."
+    )
+    answer = (
+        "Usually, yes, but only if you ask at reception before 10:15 on the morning you were due to leave."
+    )
+    question = question_focus("How do I extend my stay at the hostel?")
+    bare = ClaimInContext(claim_id="claim-1", text=answer, context=faq)
+    assert "answer type not found" in check_responsiveness(question, [bare], None).reason
+    asked = ClaimInContext(claim_id="claim-1", text=answer, context=faq, asked="**Can I extend my stay?**")
+    assert "answer type found" in check_responsiveness(question, [asked], None).reason
+
+
+def test_the_outgoing_holder_is_not_who_became_the_role_and_a_quorum_counts_no_households() -> None:
+    question = "Who became chair of the residents' association at the 2024 AGM?"
+    assert absent_role(question, "Chair: Priya Venkataraman (outgoing Chair)") == "chair but a former one"
+    assert (
+        absent_role(question, "Chair: Desmond Achterberg (elected 26 votes to 15 over Hettie Marsh)") is None
+    )
+    assert absent_role("Who was the outgoing chair?", "Chair: Priya Venkataraman (outgoing Chair)") is None
+    households = "How many households are members of the residents' association?"
+    quorum = "41 members present (quorum is 25, so the meeting was quorate)."
+    assert not fills_answer_type(quorum, answer_type_of(households), households)
+    assert fills_answer_type("Its membership is 120.", answer_type_of(households), households)
