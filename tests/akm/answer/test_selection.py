@@ -16,6 +16,7 @@ from akm.answer.selection import (
     counted_noun,
     cut_event,
     fills_answer_type,
+    measured_terms,
     mentions_event,
     opposite_event,
     other_kind,
@@ -1161,3 +1162,14 @@ def test_the_outgoing_holder_is_not_who_became_the_role_and_a_quorum_counts_no_h
     quorum = "41 members present (quorum is 25, so the meeting was quorate)."
     assert not fills_answer_type(quorum, answer_type_of(households), households)
     assert fills_answer_type("Its membership is 120.", answer_type_of(households), households)
+
+
+def test_a_value_of_a_measure_says_the_word_that_names_it() -> None:
+    question = "What is the distance of the longest hike on the field trip?"
+    assert measured_terms(question, "Thursday is the big day: a 11.4 km circuit.") == {stem("distance")}
+    assert measured_terms(question, "Thursday is the big day.") == set()
+    assert measured_terms("What oven temperature should I use?", "Heat the oven to 220 °C.") == {
+        stem("temperature")
+    }
+    # The crediting needs the question's word: a value alone adds nothing.
+    assert measured_terms("How long is the hike?", "a 11.4 km circuit") == set()
