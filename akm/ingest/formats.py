@@ -46,7 +46,7 @@ EXTRACTED_TYPES: frozenset[str] = frozenset({PDF, HTML, DOCX})
 # How each format is laid out as lines. A source version stores the layout its chunks were cut
 # with; when the layout of its format changes, ingest cuts the unchanged file again, so that no
 # stored line range is read against lines laid out another way.
-LAYOUT_VERSIONS: dict[str, str] = {PDF: "pdf-2", HTML: "html-2", DOCX: "docx-2"}
+LAYOUT_VERSIONS: dict[str, str] = {PDF: "pdf-2", HTML: "html-3", DOCX: "docx-2"}
 SOURCE_TYPES: dict[str, str] = {PDF: "artifact", HTML: "web", DOCX: "artifact"}
 
 # Every character ``str.splitlines`` breaks at; inside one extracted line they become spaces.
@@ -359,6 +359,13 @@ def _html_blocks(root: LexborNode, drop_furniture: bool) -> Iterator[tuple[str, 
             continue
         if tag == "br":
             buffer.append(" ")
+            continue
+        if tag in ("strong", "b") and not "".join(buffer).strip():
+            # A bold phrase that opens its block ("<p><strong>The float test.</strong> Many books
+            # ...") is a run-in heading; it stays bold, as Markdown writes it.
+            bold = _SPACES.sub(" ", node.text(deep=True)).strip()
+            if bold:
+                buffer.append(f"**{bold}** ")
             continue
         if tag == "pre":
             yield from flush()

@@ -366,6 +366,16 @@ def test_html_tables_are_markdown_tables_with_their_header_over_a_rule() -> None
     )
 
 
+def test_a_bold_phrase_that_opens_an_html_block_stays_bold() -> None:
+    page = (
+        b"<main><p><strong>The float test.</strong> Many books tell you to <b>drop</b> a spoonful.</p>"
+        b"<p>It is <strong>not</strong> reliable.</p><ul><li><b>Jar:</b> 750 ml</li></ul></main>"
+    )
+    assert extract_document(HTML, page).text == (
+        "**The float test.** Many books tell you to drop a spoonful.\n\nIt is not reliable.\n\n- **Jar:** 750 ml"
+    )
+
+
 def test_a_docx_title_heads_its_heading_1_sections() -> None:
     raw = docx_bytes(
         [
