@@ -199,9 +199,13 @@ def check_responsiveness(
     polar = is_polar_question(focus.question)
     checks = []
     for claim, similarity in zip(supported, similarities, strict=True):
-        claim_words = f"{claim.text} {claim.heading} {claim.referent}"
-        claim_terms = set(content_terms(claim_words)) | focus.spelled_out(claim_words)
-        with_context = claim_terms | set(content_terms(claim.context)) | focus.spelled_out(claim.context)
+        claim_terms = set(content_terms(f"{claim.text} {claim.heading} {claim.referent}"))
+        # An abbreviation the question uses is met where the passage or its headings spell it out.
+        with_context = (
+            claim_terms
+            | set(content_terms(claim.context))
+            | focus.spelled_out(f"{claim.heading}\n{claim.context}")
+        )
         # "Which tool ..." answered by a claim that names a tool but not the word: the kind is left out
         # when every other term of the question is there.
         claim_focus = focus

@@ -1838,11 +1838,13 @@ def score_sentences(
     question_terms = set(focus.weights)
     spans: list[tuple[ReadEvidence, int, int, str, set[str], set[str], set[str], str]] = []
     for item in evidence:
-        heading_terms = set(content_terms(_heading_words(item))) | focus.spelled_out(_heading_words(item))
+        heading_terms = set(content_terms(_heading_words(item)))
+        # An abbreviation the question uses ("AGM") is met by the passage or its headings spelling it
+        # out ("Annual General Meeting"): what the passage is about, not what a sentence says.
         context_terms = (
             set(content_terms(without_question(item.passage, focus.question, keep_own_lines=True)))
             | heading_terms
-            | focus.spelled_out(item.passage)
+            | focus.spelled_out(f"{_heading_words(item)}\n{item.passage}")
         )
         asked: set[str] = set()
         asked_text = ""
@@ -1875,7 +1877,7 @@ def score_sentences(
             named = heading_terms | asked
             if header is not None:
                 named |= set(content_terms(header.slice(item.passage)))
-            terms = set(content_terms(text)) | measured_terms(focus.question, text) | focus.spelled_out(text)
+            terms = set(content_terms(text)) | measured_terms(focus.question, text)
             spans.append((item, span.start, span.end, text, terms, named, context_terms, asked_text))
     similarities = question_similarities(embedder, focus.question, [text for _, _, _, text, *_ in spans])
     scored: list[ScoredSentence] = []
