@@ -661,9 +661,12 @@ _DETERMINERS = frozenset(
 
 def qualifier_finding(claim_words: Sequence[Word], index: WindowIndex) -> Finding | None:
     """A word the claim puts between a determiner and a noun the window states, which the window
-    does not say, narrows that noun into another thing: "Oona Breckenridge is the deputy manager" is
-    not "Oona Breckenridge — Hostel Manager", nor is "a half plot" the passage's "a plot". Numbers
-    and names are left to the quantity and entity checks."""
+    nor the passage anywhere says, narrows that noun into another thing: "Oona Breckenridge is the
+    deputy manager" is not "Oona Breckenridge — Hostel Manager", nor is "a half plot" the passage's
+    "a plot". A word the passage uses elsewhere is its topic ("a steam engine" in a passage about
+    steam engines whose window says "an internal combustion engine"). Numbers and names are left to
+    the quantity and entity checks."""
+    passage_forms: set[str] | None = None
     for position in range(1, len(claim_words) - 1):
         before, word, noun = claim_words[position - 1], claim_words[position], claim_words[position + 1]
         if (
@@ -675,6 +678,10 @@ def qualifier_finding(claim_words: Sequence[Word], index: WindowIndex) -> Findin
             and is_content(noun)
             and index.positions(noun)
         ):
+            if passage_forms is None:
+                passage_forms = form_set(words(index.passage))
+            if word_found(word, passage_forms):
+                continue
             return Finding(
                 "modifier",
                 f"the claim says {word.surface!r} {noun.surface!r} where the passage says {noun.surface!r} "

@@ -474,3 +474,10 @@ def test_a_word_put_before_a_noun_the_passage_states_bare_narrows_it_into_anothe
     assert "'deputy' 'manager'" in deputy.note
     assert verifier.verify("Oona Breckenridge is the manager of the hostel.", staff).label == "supported"
     assert verifier.verify("Oona Breckenridge is the hostel manager.", staff).label == "supported"
+    # A word the passage uses outside the window is its topic, no narrowing of the noun.
+    engines = (
+        "A steam engine needs a source of heat. In some cases the heat source is a nuclear reactor or "
+        "waste heat from an internal combustion engine."
+    )
+    sourced = verifier.verify("The heat source of a steam engine can be a nuclear reactor.", engines)
+    assert not any(check.name == "modifier" and not check.passed for check in sourced.checks), sourced.note
