@@ -51,6 +51,7 @@ from akm.answer.selection import (
     cut_event,
     fills_answer_type,
     is_polar_question,
+    measured_terms,
     mentions_event,
     names_method,
     opposite_event,
@@ -199,7 +200,10 @@ def check_responsiveness(
     polar = is_polar_question(focus.question)
     checks = []
     for claim, similarity in zip(supported, similarities, strict=True):
-        claim_terms = set(content_terms(f"{claim.text} {claim.heading} {claim.referent}"))
+        # A value of a measure the question names says that word ("11.4 km" the distance).
+        claim_terms = set(content_terms(f"{claim.text} {claim.heading} {claim.referent}")) | measured_terms(
+            focus.question, claim.text
+        )
         # An abbreviation the question uses is met where the passage or its headings spell it out.
         with_context = (
             claim_terms

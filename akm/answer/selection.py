@@ -1309,7 +1309,7 @@ def answered_kind_terms(question: str, text: str) -> set[str]:
         credited.add(stem(kind.group("kind")))
     if _TIME_OR_FREQUENCY.search(text):
         credited |= _CLOCK_KIND & {stem(word) for word in _WORD.findall(question)}
-    return credited | measured_terms(question, text)
+    return credited
 
 
 # "Which database ...": a question for one particular thing of a kind; "What model ...": of a kind

@@ -1162,3 +1162,18 @@ def test_a_value_of_a_measure_says_the_word_that_names_it() -> None:
     }
     # The crediting needs the question's word: a value alone adds nothing.
     assert measured_terms("How long is the hike?", "a 11.4 km circuit") == set()
+
+
+def test_a_measure_s_value_is_credited_to_the_claim_not_taken_out_of_the_question() -> None:
+    # "a fee of €600 is charged." says the fee in words and in money: the question keeps the term
+    # "fee", and the claim holds it, rather than the question losing it and the claim its one term.
+    question = "What is the fee if a bike is not returned?"
+    assert stem("fee") not in answered_kind_terms(question, "a fee of €600 is charged.")
+    passage = (
+        "A bike that is not returned within 24 hours is reported as stolen, and a fee of €600 is charged."
+    )
+    fee = ClaimInContext(
+        claim_id="claim-1", text="a fee of €600 is charged.", context=passage, heading="Bikes"
+    )
+    verdict = check_responsiveness(question_focus(question), [fee], None)
+    assert verdict.responsive, verdict.reason
