@@ -28,6 +28,8 @@ from akm.claims.segmentation import (
     cited_evidence,
     claim_text,
     is_field_entry,
+    is_field_line,
+    is_line_entry,
     is_list_item,
     is_table_row,
     sentence_spans,
@@ -132,7 +134,7 @@ def is_claimable(text: str, span: TextSpan) -> bool:
     """Whether the sentence ``span`` of ``text`` would make a claim: a statement, or an entry of a
     list or table with a figure. A title, a heading or a bare name would not, so it answers nothing."""
     row = is_table_row(text, span)
-    listed = is_list_item(text, span) or row or is_field_entry(text, span)
+    listed = is_list_item(text, span) or row or is_field_entry(text, span) or is_line_entry(text, span)
     sentence = claim_text(span.slice(text))
     if row and _heads_table(text, span):
         return False
@@ -260,9 +262,10 @@ def extract_claims(answer_text: str, important_classes: Collection[str]) -> list
     """
     claims: list[ExtractedClaim] = []
     for sentence in sentence_spans(answer_text):
-        # An entry of a list or a table states its figure without a verb: "400 g rye flour".
+        # An entry of a list or a table states its figure without a verb: "400 g rye flour"; a line
+        # of its own that labels a value, its value: "Treasurer: Sunita Kaur".
         row = is_table_row(answer_text, sentence)
-        listed = is_list_item(answer_text, sentence) or row or is_field_entry(answer_text, sentence)
+        listed = is_list_item(answer_text, sentence) or row or is_field_line(answer_text, sentence)
         clauses = [_trim(answer_text, part) for part in split_clauses(answer_text, sentence)]
         clauses = [part for part in clauses if claim_text(part.slice(answer_text))]
         if not clauses:

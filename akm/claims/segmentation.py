@@ -7,6 +7,7 @@ answer or passage actually said.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 # Tokens that end with a period without ending a sentence. Lowercased, without the final period.
@@ -27,6 +28,9 @@ _EMPHASIS = re.compile(r"\*\*|__|`+|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)")
 # A Markdown table row ("| a | b |") is a unit of its own; its rule ("|---|---|") states nothing.
 _TABLE_ROW = re.compile(r"[ \t]*\|.*\|[ \t]*$")
 _TABLE_RULE = re.compile(r"[ \t]*\|[ \t:|-]*\|[ \t]*$")
+# A Markdown link reference definition ("[2.4.1]: https://example.org/compare/v2.4.0...v2.4.1") is
+# markup a reader never sees: it states nothing.
+_LINK_DEFINITION = re.compile(r" {0,3}\[[^\]\n]+\]:[ \t]*<?\S+>?(?:[ \t]+[\"'(].*)?[ \t]*$")
 # Up to four words, capitalised, with no closing punctuation: a plain text's section title.
 _PLAIN_HEADING = re.compile(r"[A-Z][\w'’&/-]*(?:[ \t]+[\w'’&/-]+){0,3}")
 # A line of fields ("From: Idris Fennimore", "**Venue:** St Brannock's Church Hall"): a label of up
@@ -79,14 +83,40 @@ def is_plain_title(line: str, following: str) -> bool:
     )
 
 
+# A line ends where it was broken, not wrapped, when the next line's first word would have fitted on
+# it with this much of the wrap width to spare (a proportional font's lines vary in characters).
+_WRAP_SPARE = 0.85
+
+
+def _wrap_width(lines: Sequence[str]) -> int:
+    """The width in characters that the text's lines were wrapped at: its second-longest line
+    (the longest may be a link or a table row that overran it); 0 for fewer than two lines."""
+    lengths = sorted(
+        (len(line.strip()) for line in lines if line.strip() and not _TABLE_ROW.match(line)),
+        reverse=True,
+    )
+    return lengths[1] if len(lengths) > 1 else 0
+
+
+def _broken_after(line: str, following: str, width: int) -> bool:
+    """Whether the line break after ``line`` ends a unit rather than wrapping a sentence: the next
+    line opens with a capital, a digit or a currency sign and its first word would have fitted on this line (a
+    PDF's opening hours, one day a line, above a wrapped paragraph; a table row's cells)."""
+    if not width or not line or not re.match(r"[A-Z0-9£$€]", following):
+        return False
+    return len(line) + 1 + len(following.split()[0]) <= _WRAP_SPARE * width
+
+
 def _line_blocks(text: str) -> list[TextSpan]:
-    """Split at blank lines, at lines that start a list item and around each table row; join
-    wrapped lines otherwise."""
+    """Split at blank lines, at lines that start a list item, around each table row and after a
+    line broken short of the wrap width; join wrapped lines otherwise."""
     blocks: list[TextSpan] = []
     start: int | None = None
     end = 0
     position = 0
     lines = text.splitlines(keepends=True)
+    width = _wrap_width(lines)
+    broken = False
     for index, line in enumerate(lines):
         line_start, position = position, position + len(line)
         stripped = line.strip()
@@ -97,7 +127,7 @@ def _line_blocks(text: str) -> list[TextSpan]:
             or (index + 1 < len(lines) and _FIELD_LINE.match(lines[index + 1]) is not None)
         )
         # Headings and rules title or separate the answer; they state nothing.
-        if not stripped or _HEADING.match(line) or _TABLE_RULE.match(line):
+        if not stripped or _HEADING.match(line) or _TABLE_RULE.match(line) or _LINK_DEFINITION.match(line):
             if start is not None:
                 blocks.append(TextSpan(start, end))
                 start = None
@@ -118,11 +148,12 @@ def _line_blocks(text: str) -> list[TextSpan]:
             # follows as a Markdown heading would.
             blocks.append(TextSpan(content_start, content_end))
             continue
-        if bullet or field or start is None:
+        if bullet or field or broken or start is None:
             if start is not None:
                 blocks.append(TextSpan(start, end))
             start = content_start
         end = content_end
+        broken = _broken_after(stripped, following, width)
     if start is not None:
         blocks.append(TextSpan(start, end))
     return blocks
@@ -232,6 +263,36 @@ def is_field_entry(text: str, span: TextSpan) -> bool:
     )
 
 
+def is_field_line(text: str, span: TextSpan) -> bool:
+    """Whether ``span`` is a whole line of ``text`` that labels a value ("Treasurer: Sunita Kaur"),
+    alone or in a run: a quoted field of an answer, which states its value without a verb."""
+    line_start = text.rfind("\n", 0, span.start) + 1
+    line_end = text.find("\n", span.end)
+    line = text[line_start : len(text) if line_end < 0 else line_end]
+    return line.strip() == text[span.start : span.end].strip() and _FIELD_LINE.match(line) is not None
+
+
+def is_line_entry(text: str, span: TextSpan) -> bool:
+    """Whether ``span`` of ``text`` is a whole line that its line breaks made a unit of its own, as
+    ``sentence_spans`` does with a line broken short of the wrap width ("Friday 8.30am - 4.00pm" in
+    a PDF's opening hours): an entry of a list set out one a line, without bullets."""
+    line_start = text.rfind("\n", 0, span.start) + 1
+    line_end = text.find("\n", span.end)
+    line_end = len(text) if line_end < 0 else line_end
+    if (
+        "\n" in text[span.start : span.end]
+        or text[line_start : span.start].strip()
+        or text[span.end : line_end].strip()
+    ):
+        return False
+    lines = text.splitlines()
+    width = _wrap_width(lines)
+    at = text.count("\n", 0, line_start)
+    return (at > 0 and _broken_after(lines[at - 1].strip(), lines[at].strip(), width)) or (
+        at + 1 < len(lines) and _broken_after(lines[at].strip(), lines[at + 1].strip(), width)
+    )
+
+
 _ASKS = re.compile(r"\?[\"'”’)\]*_]*$")
 
 
@@ -295,6 +356,23 @@ def referred_before(text: str, claim: str) -> str:
         if at == 0:
             return previous
         previous = sentence
+    return ""
+
+
+def said_before(text: str, claim: str) -> str:
+    """The sentences of the paragraph or list item of ``text`` before the sentence ``claim`` quotes:
+    what it goes on from ("On Fridays the 18:05 from Ardmore departs at 18:35 instead." before "The
+    return sailing from Inchkerran leaves at 19:20."); "" when it quotes no sentence of ``text``."""
+    wanted = claim_text(claim)
+    if not wanted:
+        return ""
+    for block in _line_blocks(text):
+        before: list[str] = []
+        for span in _sentences_in_block(text, block):
+            sentence = claim_text(span.slice(text))
+            if sentence == wanted or wanted in sentence:
+                return " ".join(before)
+            before.append(sentence)
     return ""
 
 

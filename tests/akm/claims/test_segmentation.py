@@ -8,11 +8,14 @@ from akm.claims import (
     asked_before,
     cited_evidence,
     is_field_entry,
+    is_field_line,
+    is_line_entry,
     is_list_item,
     is_question,
     is_table_row,
     referred_before,
     row_header,
+    said_before,
     sentence_spans,
     strip_citations,
     table_header,
@@ -217,6 +220,81 @@ def test_a_run_of_field_lines_is_one_entry_a_line_and_a_lone_label_wraps_on() ->
     ]
     spans = sentence_spans(email)
     assert [is_field_entry(email, span) for span in spans] == [True, True, True, False]
+
+
+def test_a_line_broken_short_of_the_wrap_width_ends_its_unit() -> None:
+    # A PDF's opening hours, one day a line, above a paragraph wrapped at about 100 characters: the
+    # next day would have fitted on each day's line, so each line was broken, not wrapped.
+    leaflet = (
+        "Monday 8.30am - 5.30pm\n"
+        "Friday 8.30am - 4.00pm\n"
+        "Sunday and Bank Holidays Closed\n"
+        "The surgery closes for lunch from 1.00pm to 2.00pm Monday to Friday, but the phone line reopens at\n"
+        "1.30pm. Late evening appointments on Tuesdays and Thursdays are popular with working patients, so\n"
+        "Please Book early."
+    )
+    assert sentences(leaflet) == [
+        "Monday 8.30am - 5.30pm",
+        "Friday 8.30am - 4.00pm",
+        "Sunday and Bank Holidays Closed",
+        "The surgery closes for lunch from 1.00pm to 2.00pm Monday to Friday, but the phone line reopens at"
+        "\n1.30pm.",
+        "Late evening appointments on Tuesdays and Thursdays are popular with working patients, so"
+        "\nPlease Book early.",
+    ]
+    # A line that goes on in lowercase, or with code, wraps on however short it is; so does every line
+    # of a text too short to show a wrap width.
+    notes = (
+        "- Shell completion for bash, zsh and fish, e.g.\n"
+        "  `logsift completion zsh > ~/.zfunc/_logsift`.\n"
+        "- Config is read from `$XDG_CONFIG_HOME/logsift/config.toml` first, falling\n"
+        "  back to `~/.config/logsift/config.toml`."
+    )
+    assert sentences(notes) == [
+        "Shell completion for bash, zsh and fish, e.g.\n  `logsift completion zsh > ~/.zfunc/_logsift`.",
+        "Config is read from `$XDG_CONFIG_HOME/logsift/config.toml` first, falling\n"
+        "  back to `~/.config/logsift/config.toml`.",
+    ]
+    short = "The annual general meeting is on\nMonday 4 March."
+    assert sentences(short) == [short]
+
+
+def test_a_line_its_breaks_set_apart_is_an_entry_and_a_lone_field_line_labels_a_value() -> None:
+    hours = (
+        "Thursday 8.30am - 7.30pm\n"
+        "Friday 8.30am - 4.00pm\n"
+        "The surgery closes for lunch from 1.00pm to 2.00pm Monday to Friday, but the phone line reopens at\n"
+        "1.30pm, and late evening appointments on Tuesdays and Thursdays are popular with working patients."
+    )
+    spans = sentence_spans(hours)
+    assert [is_line_entry(hours, span) for span in spans] == [True, True, False]
+    officer = "Treasurer: Sunita Kaur"
+    assert is_field_line(officer, sentence_spans(officer)[0])
+    prose = "Please note: the coach leaves from Rowan Street at eight."
+    assert is_field_line(prose, sentence_spans(prose)[0])
+    assert not is_field_line("§3.2 Verdicts", sentence_spans("§3.2 Verdicts")[0])
+
+
+def test_what_a_sentence_goes_on_from_in_its_paragraph_or_list_item() -> None:
+    notes = (
+        "- On Fridays the 18:05 from Ardmore departs at 18:35 instead. The return sailing from "
+        "Inchkerran leaves at 19:20.\n"
+        "- There are no sailings on Christmas Day."
+    )
+    assert said_before(notes, "The return sailing from Inchkerran leaves at 19:20.") == (
+        "On Fridays the 18:05 from Ardmore departs at 18:35 instead."
+    )
+    assert said_before(notes, "There are no sailings on Christmas Day.") == ""
+    assert said_before(notes, "The ferry is late.") == ""
+
+
+def test_a_markdown_link_definition_states_nothing() -> None:
+    text = (
+        "- Colour output is off when stdout is not a terminal (#425).\n\n"
+        "[Unreleased]: https://github.com/logsift/logsift/compare/v3.0.0...HEAD\n"
+        '[2.2.0]: <https://github.com/logsift/logsift/releases/tag/v2.2.0> "The 2.2.0 release"\n'
+    )
+    assert sentences(text) == ["Colour output is off when stdout is not a terminal (#425)."]
 
 
 def test_what_a_claim_that_opens_with_a_pronoun_refers_back_to() -> None:
