@@ -137,6 +137,30 @@ _AMBIGUOUS_MONTHS = frozenset(
 )
 
 
+_WEEKDAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+# A weekday before the day of the month it falls on: "Friday 24 January", "Friday, the 24th".
+_DATED_WEEKDAY = re.compile(
+    r"\b(?P<weekday>(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day),?\s+(?:the\s+)?(?P<day>\d{1,2})(?:st|nd|rd|th)?\b(?!\s*[:.]\d)"
+)
+
+
+def weekdays(text: str) -> set[int]:
+    """The days of the week ``text`` names (0 = Monday), capitalised as names are."""
+    return {
+        _WEEKDAY_NAMES.index(match.group()[:3].lower())
+        for match in WEEKDAY.finditer(text)
+        if match.group()[0].isupper()
+    }
+
+
+def dated_weekdays(text: str) -> set[tuple[int, int]]:
+    """(weekday, day of the month) pairs that ``text`` states: "Friday 24 January" is (4, 24)."""
+    return {
+        (_WEEKDAY_NAMES.index(match.group("weekday")[:3].lower()), int(match.group("day")))
+        for match in _DATED_WEEKDAY.finditer(text)
+    }
+
+
 def months(text: str) -> list[int]:
     """Month numbers named in ``text``: capitalised names ("march" is a verb); 'May' and
     abbreviations only with a day or year next to them."""

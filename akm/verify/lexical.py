@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from akm.claims.quantities import Quantity, months, quantities, same_amount
+from akm.claims.quantities import Quantity, dated_weekdays, months, quantities, same_amount, weekdays
 from akm.claims.segmentation import TextSpan, sentence_spans, strip_citations
 from akm.verify.judgement import CheckOutcome, SupportJudgement, SupportLabel
 from akm.verify.structure import (
@@ -153,7 +153,29 @@ def check_quantities(claim: str, window_text: str) -> QuantityCheck:
             if window_months:
                 return QuantityCheck("conflict", f"claim names month {month}, passage names {window_months}")
             return QuantityCheck("missing", f"claim month {month} is not in the passage")
+    # A day of the week, and the date it falls on: "Monday 24 January" where the passage says "Friday
+    # 24 January" (and "Monday 13 January" beside it) is another day.
+    claim_days, window_days = weekdays(claim), weekdays(window_text)
+    for day in sorted(claim_days - window_days):
+        name = _DAY_NAMES[day]
+        if window_days:
+            return QuantityCheck("conflict", f"claim names {name}, passage names {_names(window_days)}")
+        return QuantityCheck("missing", f"claim day {name} is not in the passage")
+    window_dated = dated_weekdays(window_text)
+    for day, date in sorted(dated_weekdays(claim)):
+        said = {other for other, on in window_dated if on == date}
+        if said and day not in said:
+            return QuantityCheck(
+                "conflict", f"claim puts {_DAY_NAMES[day]} on the {date}th, passage puts {_names(said)}"
+            )
     return QuantityCheck("agree", "")
+
+
+_DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def _names(days: set[int]) -> str:
+    return ", ".join(_DAY_NAMES[day] for day in sorted(days))
 
 
 def check_quantity_clauses(claim: str, content: list[Word], passage: str, span: TextSpan) -> QuantityCheck:

@@ -481,3 +481,23 @@ def test_a_word_put_before_a_noun_the_passage_states_bare_narrows_it_into_anothe
     )
     sourced = verifier.verify("The heat source of a steam engine can be a nuclear reactor.", engines)
     assert not any(check.name == "modifier" and not check.passed for check in sourced.checks), sourced.note
+
+
+def test_a_day_of_the_week_must_be_the_passage_s_and_fall_on_its_date() -> None:
+    refit = (
+        "MV Island Rose will be in dry dock for her annual refit from Monday 13 January to Friday 24 "
+        "January 2025. During this period the route will be covered by MV Corran Lass."
+    )
+    verifier = LexicalClaimVerifier()
+    moved = verifier.verify(
+        "The Island Rose will be in dry dock for her annual refit on Monday 13 January to Monday 24 January 2025.",
+        refit,
+    )
+    assert (moved.label, moved.decided_by) == ("contradicted", "quantity"), moved.note
+    assert "Monday on the 24th" in moved.note
+    other = verifier.verify("MV Island Rose will be in dry dock from Tuesday 13 January.", refit)
+    assert (other.label, other.decided_by) == ("contradicted", "quantity"), other.note
+    same = verifier.verify(
+        "MV Island Rose will be in dry dock from Monday 13 January to Friday 24 January 2025.", refit
+    )
+    assert same.label == "supported", same.note
