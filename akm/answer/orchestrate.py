@@ -56,12 +56,17 @@ from akm.bundle import ClaimJudgement, PacketBundle, fresh_rows, save_packet_bun
 from akm.claims import (
     TextSpan,
     asked_before,
+    claim_text,
     extract_claims,
     is_field_entry,
+    is_line_entry,
     is_list_item,
+    is_statement,
     is_table_row,
     referred_before,
     row_header,
+    said_before,
+    table_header,
 )
 from akm.contract.models import EvidencePacket, EvidenceRow, LaneRun
 from akm.direct_read import DirectReadOutcome, direct_read
@@ -415,7 +420,9 @@ def _quote(selection: Selection) -> str:
     """The chosen sentences in passage order: prose joined into one line, each list item (after its
     own bullet or number), table row and line of fields ("Deposit: £120") on a line of its own, so
     that each stays one claim; a blank line ends a list item or a field before a line that is not
-    one, which would otherwise read as its continuation."""
+    one, which would otherwise read as its continuation. A table row comes under its table's header
+    row and rule. A line that its line breaks made an entry ("Friday 8.30am - 4.00pm"), stating its
+    figure without a verb, is quoted as a list item."""
     lines: list[str] = []
     kind = ""
     for sentence in _passage_order(selection):
@@ -424,11 +431,25 @@ def _quote(selection: Selection) -> str:
         passage = sentence.evidence.passage
         if is_table_row(passage, span):
             line, now = text, "row"
+            # A row's header row and rule go above it, so that its cells read as what they are
+            # ("| Half plot | 125 m² | £52.00 | £8.00 |" under "| Plot size | ... | Annual rent | ...").
+            header = table_header(passage, span)
+            if header is not None:
+                head = " ".join(header.slice(passage).split())
+                if head not in lines:
+                    if lines:
+                        lines.append("")
+                    lines.extend([head, "|" + " --- |" * head.strip().strip("|").count("|") + " --- |"])
+                    kind = "row"
         elif is_list_item(passage, span):
             marker = passage[passage.rfind("\n", 0, sentence.start) + 1 : sentence.start].strip()
             line, now = f"{marker} {text}", "item"
         elif is_field_entry(passage, span):
             line, now = text, "field"
+        elif is_line_entry(passage, span) and not is_statement(claim_text(text)):
+            # An entry that its line breaks set apart ("Friday 8.30am - 4.00pm") is quoted as a list
+            # item: the quote has no wrap width to tell it from a wrapped line.
+            line, now = f"- {text}", "item"
         elif kind == "prose":
             lines[-1] = f"{lines[-1]} {text}"
             continue
@@ -485,6 +506,11 @@ def _checked(
             ),
             referent=" ".join(
                 referred_before(passages[row_id].passage, assessment.claim.text)
+                for row_id in assessment.support_row_ids
+                if row_id in passages
+            ),
+            before=" ".join(
+                said_before(passages[row_id].passage, assessment.claim.text)
                 for row_id in assessment.support_row_ids
                 if row_id in passages
             ),

@@ -55,7 +55,9 @@ from akm.answer.selection import (
     mentions_event,
     names_method,
     opposite_event,
+    other_day,
     other_kind,
+    question_names,
     question_similarities,
     states_instead,
     unnamed_kind,
@@ -92,6 +94,8 @@ class ClaimInContext:
     # The question of an FAQ that a quoted answer answers (also part of ``heading``): it may name
     # the deed a "how do I" question asks about ("Can I extend my stay?" over "Usually, yes ...").
     asked: str = ""
+    # The sentences of its paragraph or list item before it: what it goes on from ("On Fridays ...").
+    before: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,9 +118,10 @@ class _ClaimCheck:
     typed: bool = False
     # The demonstrative phrase that stands where the asked-for thing should ("this network type").
     refers: str | None = None
-    # Numbers the question names that neither the claim nor its passage holds ("Tessel 4.3" asked,
-    # only "Tessel 4.2" written): the claim is about something else.
-    absent_numbers: tuple[str, ...] = ()
+    # Numbers and names the question gives that neither the claim nor its passage holds ("Tessel
+    # 4.3" asked, only "Tessel 4.2" written; "Invisalign" asked of a price list that lacks it): the
+    # claim is about something else.
+    absent_terms: tuple[str, ...] = ()
     polar: bool = False
     # The kind a "which <kind>" question asks for, where the claim names no thing of it, and the
     # question's first word ("which", "what").
@@ -146,7 +151,7 @@ class _ClaimCheck:
         return (
             self.adds
             and self.refers is None
-            and not self.absent_numbers
+            and not self.absent_terms
             and self.unnamed is None
             and self.other is None
             and self.role is None
@@ -173,8 +178,8 @@ class _ClaimCheck:
             + ("" if self.adds else ", adds nothing to the question")
             + ("" if self.refers is None else f", answers with a reference back ('{self.refers}')")
             + (
-                f", the question's {', '.join(self.absent_numbers)} not in its passage"
-                if self.absent_numbers
+                f", the question's {', '.join(self.absent_terms)} not in its passage"
+                if self.absent_terms
                 else ""
             )
             + ("" if self.unnamed is None else f", names no {self.unnamed} (asked {self.asking})")
@@ -197,6 +202,7 @@ def check_responsiveness(
         return Responsiveness(False, None, f"{NO_ANSWER_REASON}: no claim of the answer is supported")
     similarities = question_similarities(embedder, focus.question, [claim.text for claim in supported])
     numbers = [term for term in focus.weights if any(character.isdigit() for character in term)]
+    names = [term for term in question_names(focus.question) if term in focus.weights]
     polar = is_polar_question(focus.question)
     checks = []
     for claim, similarity in zip(supported, similarities, strict=True):
@@ -228,15 +234,18 @@ def check_responsiveness(
                 refers=refers_back(claim.text, focus.question),
                 typed=focus.answer_type != "any" or asks_method(focus.question),
                 # A number inside a range the claim gives is there ("19 °C" in "18–20 °C").
-                absent_numbers=tuple(
+                absent_terms=tuple(
                     term
                     for term in numbers
                     if term not in with_context and not within_a_range(term, claim.text)
-                ),
+                )
+                + tuple(term for term in names if term not in with_context),
                 polar=polar,
                 unnamed=unnamed_kind(focus.question, claim.text),
                 asking=(focus.question.split() or ["which"])[0].lower(),
-                other=other_kind(focus.question, claim.text, claim.context, claim.heading),
+                # Another kind of the noun asked ("full plot" for "half plot"), or another day.
+                other=other_kind(focus.question, claim.text, claim.context, claim.heading)
+                or other_day(focus.question, claim.text, claim.before, claim.heading),
                 role=absent_role(focus.question, claim.text, claim.heading),
                 opposite=opposite_event(focus.question, claim.text),
                 event=focus.answer_type != "date"

@@ -36,6 +36,9 @@ import numpy as np
 from akm.claims import (
     TextSpan,
     is_claimable,
+    is_field_entry,
+    is_line_entry,
+    is_list_item,
     is_question,
     is_run_in_heading,
     is_table_row,
@@ -244,6 +247,31 @@ _STOPWORDS = frozenset(
             )
             for apostrophe in "'’"
         ),
+        # Contractions of a question word or a pronoun: "what's the minimum version", "I'm on the plan".
+        *(
+            f"{word}{apostrophe}{ending}"
+            for word in (
+                "what",
+                "who",
+                "where",
+                "when",
+                "why",
+                "how",
+                "it",
+                "that",
+                "there",
+                "here",
+                "let",
+                "i",
+                "you",
+                "we",
+                "they",
+                "he",
+                "she",
+            )
+            for ending in ("s", "m", "re", "ve", "ll", "d")
+            for apostrophe in "'’"
+        ),
     ]
 )
 # A number keeps its inner separators ("4.2", "12,000") but not a sentence's full stop or comma
@@ -272,7 +300,7 @@ _SUFFIXES = (
 _SIBILANTS = ("s", "x", "z", "ch", "sh")
 _DATE_QUESTION = re.compile(
     r"^\s*(?:when\b|(?:in |during |by |at |until |till |before |after )?(?:what|which) "
-    r"(?:year|years|date|day|month|century|decade|era|period|time)\b)",
+    r"(?:year|years|date|dates|day|days|month|months|century|decade|era|period|time)\b)",
     re.IGNORECASE,
 )
 _NUMBER_QUESTION = re.compile(
@@ -393,7 +421,12 @@ _FREQUENCY = re.compile(
 )
 _EVERY_DAY = re.compile(r"\b(?:daily|every day|each day|weekdays?|weekends?)\b", re.IGNORECASE)
 _MONEY_QUESTION = re.compile(
-    r"\b(?:price|prices|cost|costs|fee|fees|fare|fares|salary|salaries|wage|wages)\b|\bhow much money\b",
+    r"\b(?:price|prices|cost|costs|fee|fees|fare|fares|salary|salaries|wage|wages)\b|\bhow much money\b|"
+    # "How much is it to get in?", "how much is a band 2 treatment": a price, with no noun after "much"
+    # (not "how much flour"), nor a measure or a quantity asked of ("how much does it weigh", "how
+    # much is needed").
+    r"\bhow much (?:is|are|was|were|will|would|does|do|did)\b"
+    r"(?!.*\b(?:weigh\w*|needed|used|required|left|spent|produced|made|grown|sold|eaten|drunk)\b)",
     re.IGNORECASE,
 )
 _MONEY = re.compile(
@@ -985,7 +1018,12 @@ def stem(word: str) -> str:
         if len(word) - len(suffix) >= 4 and word.endswith(suffix):
             if suffix == "es" and not word[:-2].endswith(_SIBILANTS):
                 continue  # "stores": only the "s" goes
-            return _without_final_e(word[: -len(suffix)][:7])
+            base = word[: -len(suffix)][:7]
+            # A consonant doubled before "-ed" or "-ing": "permitted" and "stopped" meet "permit"
+            # and "stop" ("-er" nouns keep theirs: "letter" is no "let").
+            if suffix in ("ed", "ing", "ings") and re.search(r"([bdgmnprt])\1$", base):
+                return base[:-1]
+            return _without_final_e(base)
     # A three-letter verb or noun: "owns" and "owned" meet "own", "runs" meets "run".
     if len(word) == 4 and word.endswith("s") and not word.endswith(("ss", "us", "is")) and word != "news":
         return word[:-1]
@@ -1105,6 +1143,17 @@ def question_focus(question: str) -> QuestionFocus:
         term = stem(_IRREGULAR_FORMS.get(word.lower(), word))
         weights[term] = max(weights.get(term, 0.0), weight)
     return QuestionFocus(question=question, weights=weights, answer_type=answer_type_of(question))
+
+
+def question_names(question: str) -> list[str]:
+    """The terms of the names a question gives: its capitalised words past the first ("How much does
+    Invisalign cost at Brookfield?": "invisal", "brookfi"), function words and "I" left out."""
+    words = _WORD.findall(question)
+    return [
+        stem(word)
+        for index, word in enumerate(words)
+        if index > 0 and word[:1].isupper() and word.lower() not in _STOPWORDS and len(word) > 1
+    ]
 
 
 # The question word a question opens with ("In which ...", "Who ..."): what it asks for; a "how
@@ -1269,6 +1318,10 @@ _KIND_QUESTION = re.compile(r"^\s*(?:which|what)\s+(?P<kind>[A-Za-z][\w'’-]*)"
 _CLOCK_KIND = frozenset({"hour", "time"})
 
 
+_CLOCK = r"(?:\d{1,2}(?:[.:]\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)|\d{1,2}:\d{2})"
+_TIME_RANGE = re.compile(rf"\b{_CLOCK}\s*(?:-|–|—|to|until|till)\s*{_CLOCK}", re.IGNORECASE)
+
+
 # Words of a question that name a measure, with what states one: "the distance of the longest hike"
 # is answered by "a 11.4 km circuit", "what temperature" by "220 °C", without the word itself.
 _MEASURE_VALUES: dict[str, re.Pattern[str]] = {
@@ -1278,14 +1331,37 @@ _MEASURE_VALUES: dict[str, re.Pattern[str]] = {
     "cost": _MONEY,
     "fee": _MONEY,
     "fare": _MONEY,
+    # Opening hours as a range of clock times ("Friday 8.30am - 4.00pm") say when it opens and closes.
+    **dict.fromkeys(("open", "opens", "opening", "close", "closes", "closing"), _TIME_RANGE),
 }
+
+
+# Words that say the same deed or state, by stem: "When did the mill stop grinding?" is answered by
+# "Commercial milling ended in 1961"; "Am I allowed ...?" by "... are not permitted".
+_SAME_WORDS: tuple[frozenset[str], ...] = (
+    frozenset({"stop", "end", "ceas", "halt"}),
+    frozenset({"allow", "permit"}),
+    frozenset({"year", "annual"}),
+)
+
+
+def _same_as(term: str) -> frozenset[str]:
+    """The stems that say what ``term`` says (itself included)."""
+    return next((same for same in _SAME_WORDS if term in same), frozenset({term}))
 
 
 def measured_terms(question: str, text: str) -> set[str]:
     """The question's words that name a measure ("distance", "temperature", "price") which ``text``
-    states a value of ("11.4 km", "220 °C", "£6.75"): the value says the word."""
+    states a value of ("11.4 km", "220 °C", "£6.75"): the value says the word; and the question's
+    words that ``text`` says in other words of the same sense ("stopped" as "ended")."""
     asked = {word.lower() for word in _WORD.findall(question)}
-    return {stem(word) for word, value in _MEASURE_VALUES.items() if word in asked and value.search(text)}
+    said = {word for word, value in _MEASURE_VALUES.items() if word in asked and value.search(text)}
+    asked_stems = {stem(word) for word in asked}
+    text_stems = {stem(word) for word in _WORD.findall(text)}
+    for same in _SAME_WORDS:
+        if text_stems & same:
+            said |= (asked_stems & same) - text_stems
+    return {stem(word) for word in said}
 
 
 def answered_kind_terms(question: str, text: str) -> set[str]:
@@ -1384,8 +1460,8 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
             or not modifier.islower()
             or noun.lower().endswith(("ed", "ing"))
             or len(modifier) < 3
-            or stem(modifier) in in_claim
-            or (stem(modifier), stem(noun)) in pairs
+            or _same_as(stem(modifier)) & in_claim
+            or any((same, stem(noun)) in pairs for same in _same_as(stem(modifier)))
         ):
             continue
         for before, word in pairwise(said):
@@ -1400,6 +1476,66 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
                 and not before.lower().endswith(("'s", "’s", "s'", "s’"))
             ):
                 return f"{before.lower()} {word} (asked: {modifier.lower()} {noun})"
+    return None
+
+
+_DAY_NAMES = ("mon", "tues", "wednes", "thurs", "fri", "satur", "sun")
+_DAY_WORD = r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)(?:days?|\.?)|Tue|Wed|Thu|Sat"
+# "Monday – Friday", "Mon to Fri": every day from the first to the last.
+_DAY_RANGE = re.compile(
+    rf"\b(?P<first>{_DAY_WORD})\s*(?:-|–|—|to|until|till|through)\s*(?P<last>{_DAY_WORD})\b", re.IGNORECASE
+)
+_DAYS_OF = re.compile(
+    r"\b(?:(?P<weekend>weekends?)|(?P<weekday>weekdays?)|(?P<every>daily|every\s+day|seven\s+days(?:\s+a\s+week)?))\b",
+    re.IGNORECASE,
+)
+
+
+def _day_index(word: str) -> int:
+    word = word.lower()
+    return next(index for index, name in enumerate(_DAY_NAMES) if word.startswith(name[:3]))
+
+
+def _days_named(text: str) -> set[int]:
+    """The days of the week ``text`` speaks of (0 = Monday): by name, by a range of names
+    ("Monday – Friday"), as weekdays, weekends or every day."""
+    days: set[int] = set()
+    for match in _DAY_RANGE.finditer(text):
+        first, last = _day_index(match.group("first")), _day_index(match.group("last"))
+        days |= {day % 7 for day in range(first, first + 7) if (day - first) % 7 <= (last - first) % 7}
+    days |= {_day_index(match.group()) for match in WEEKDAY.finditer(text)}
+    for match in _DAYS_OF.finditer(text):
+        days |= (
+            {5, 6} if match.group("weekend") else set(range(5)) if match.group("weekday") else set(range(7))
+        )
+    return days
+
+
+def other_day(question: str, claim: str, before: str = "", heading: str = "") -> str | None:
+    """The other day of the week a claim speaks of, when the question asks about a day ("the last
+    sailing back on a Saturday") that neither the claim nor its heading names, and the claim, or the
+    sentences of its paragraph before it, name others ("The return sailing from Inchkerran leaves at
+    19:20." after "On Fridays the 18:05 from Ardmore departs at 18:35 instead."), or a date, one day
+    of the year. Returned as "Friday (asked: Saturday)"; None when the claim speaks of the day asked,
+    or of no day at all."""
+    asked = _days_named(question)
+    if not asked:
+        return None
+    own = _days_named(f"{claim} {heading}")
+    if own & asked:
+        return None
+
+    def names(days: set[int]) -> str:
+        return ", ".join(f"{_DAY_NAMES[day]}day".capitalize() for day in sorted(days))
+
+    said = own or _days_named(before)
+    if said:
+        return f"{names(said)} (asked: {names(asked)})"
+    # A date ("On Christmas Eve and Hogmanay (31 December) the last sailing is ...") is one day of
+    # the year, not every Saturday.
+    date = DAY_OF_MONTH.search(claim)
+    if date is not None and DAY_OF_MONTH.search(question) is None:
+        return f"{date.group()} (asked: {names(asked)})"
     return None
 
 
@@ -1866,9 +2002,13 @@ def score_sentences(
                 asked = set(content_terms(asked_text))
                 continue
             text = without_question(span.slice(item.passage), focus.question)
-            # A table row is a whole entry, however few its words ("| Season pass | £145 |").
-            short = len(re.findall(r"\w+", text)) < MIN_SENTENCE_WORDS and not is_table_row(
-                item.passage, span
+            # A table row, a list entry or a line of fields is a whole entry, however few its words
+            # ("| Season pass | £145 |", "Treasurer: Sunita Kaur").
+            short = len(re.findall(r"\w+", text)) < MIN_SENTENCE_WORDS and not (
+                is_table_row(item.passage, span)
+                or is_list_item(item.passage, span)
+                or is_field_entry(item.passage, span)
+                or is_line_entry(item.passage, span)
             )
             if short or not is_claimable(item.passage, span):
                 continue
@@ -1896,7 +2036,8 @@ def score_sentences(
                 # The deed a "how do I" asks about may be named by the FAQ question it answers.
                 type_match=fills_answer_type(text, focus.answer_type, focus.question)
                 and names_method(f"{text} {asked_text}", focus.question)
-                and opposite_event(focus.question, text) is None,
+                and opposite_event(focus.question, text) is None
+                and other_day(focus.question, text, heading=_heading_words(item)) is None,
                 new_terms=len(terms - question_terms),
                 typed=focus.answer_type != "any" or asks_method(focus.question),
             )

@@ -428,3 +428,73 @@ def test_a_bold_phrase_that_opens_a_paragraph_says_what_the_paragraph_is_about(t
     reasons = result.packet.verification.verdict_reasons
     assert result.verdict == "PASS", reasons
     assert result.answer.endswith("so I do not rely on it.")
+
+
+SURGERY = """Brookfield Dental Practice
+
+Opening Hours
+Monday 8.30am - 5.30pm
+Thursday 8.30am - 7.30pm
+Friday 8.30am - 4.00pm
+Saturday 9.00am - 1.00pm (1st and 3rd Saturday of the month only)
+The surgery closes for lunch from 1.00pm to 2.00pm Monday to Friday, but the phone line
+reopens at 1.30pm. Late evening appointments on Tuesdays and Thursdays are popular with
+working patients, so please book early.
+"""
+
+ALLOTMENTS = """# Ashcombe Road Allotment Association
+
+## Rent
+
+Rents for the 2024-25 year are as follows:
+
+| Plot size | Approx. area | Annual rent | Water charge |
+| --- | --- | --- | --- |
+| Full plot | 250 m² | £96.00 | £12.00 |
+| Half plot | 125 m² | £52.00 | £8.00 |
+
+## The Committee
+
+The Association is run by a volunteer Committee elected each year at the AGM in July.
+Chair: Margaret Ellery
+Secretary: David Osei
+Treasurer: Sunita Kaur
+"""
+
+
+@pytest.mark.parametrize(
+    ("docs", "question", "quoted"),
+    [
+        pytest.param(
+            {"surgery.txt": SURGERY},
+            "What time does Brookfield Dental close on a Friday?",
+            "- Friday 8.30am - 4.00pm",
+            id="a-line-of-opening-hours",
+        ),
+        pytest.param(
+            {"allotments.md": ALLOTMENTS},
+            "How much is the yearly rent on a half plot?",
+            "| Plot size | Approx. area | Annual rent | Water charge |\n| --- | --- | --- | --- |\n"
+            "| Full plot | 250 m² | £96.00 | £12.00 |\n| Half plot | 125 m² | £52.00 | £8.00 |",
+            id="a-row-under-its-header",
+        ),
+        pytest.param(
+            {"allotments.md": ALLOTMENTS},
+            "Who is the allotment association's treasurer?",
+            "Treasurer: Sunita Kaur",
+            id="a-lone-field-line",
+        ),
+    ],
+)
+def test_an_entry_without_a_verb_is_quoted_as_an_entry_and_answers(
+    tmp_path: Path, docs: dict[str, str], question: str, quoted: str
+) -> None:
+    # A day's hours on a line of their own (set apart by where the line breaks, no bullet), a table
+    # row (its header and rule above it in the quote, so its cells say what they are) and one line
+    # of fields each answer as the entry they are.
+    result = _ask_once(tmp_path, docs, question, FixedGenerator(""))
+    reasons = result.packet.verification.verdict_reasons
+    assert result.verdict == "PASS", reasons
+    assert quoted in result.answer, result.answer
+    assert result.claims and all(claim.status == "supported" for claim in result.claims)
+    assert packet_findings(result.packet.to_json()) == []

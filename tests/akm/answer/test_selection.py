@@ -19,6 +19,7 @@ from akm.answer.selection import (
     measured_terms,
     mentions_event,
     opposite_event,
+    other_day,
     other_kind,
     question_focus,
     select_evidence,
@@ -1177,3 +1178,96 @@ def test_a_measure_s_value_is_credited_to_the_claim_not_taken_out_of_the_questio
     )
     verdict = check_responsiveness(question_focus(question), [fee], None)
     assert verdict.responsive, verdict.reason
+
+
+def test_a_day_the_question_asks_about_is_not_answered_by_another_day_or_a_date() -> None:
+    question = "What's the last sailing back from Inchkerran on a Saturday this winter?"
+    fridays = "On Fridays the 18:05 from Ardmore departs at 18:35 instead, to connect with the bus."
+    assert other_day(question, "The return sailing from Inchkerran leaves at 19:20.", fridays) == (
+        "Friday (asked: Saturday)"
+    )
+    christmas = "On Christmas Eve and Hogmanay (31 December) the last sailing is the 15:40 from Ardmore."
+    assert other_day(question, christmas) == "31 December (asked: Saturday)"
+    assert other_day(question, "| Saturday | 08:30, 11:45, 15:40 | 09:15, 12:30, 16:25 |") is None
+    # A range of days, weekends and weekdays hold the days they span; a claim of no day is left be.
+    friday = "What time does the surgery close on a Friday?"
+    assert other_day(friday, "The surgery closes for lunch from 1.00pm to 2.00pm Monday to Friday.") is None
+    assert other_day(friday, "Late appointments run until 7.30pm on weekdays.") is None
+    assert other_day(friday, "The surgery closes at 4.00pm.") is None
+    assert other_day(friday, "On weekends the phone line is open from 9.00am.") == (
+        "Saturday, Sunday (asked: Friday)"
+    )
+    assert other_day("When does the surgery close?", "It closes at 4.00pm on Fridays.") is None
+    # Through the responsiveness check, with the sentence the claim goes on from.
+    passage = f"{fridays} The return sailing from Inchkerran leaves at 19:20."
+    claim = ClaimInContext(
+        claim_id="claim-1",
+        text="The return sailing from Inchkerran leaves at 19:20.",
+        context=passage,
+        heading="Winter timetable > Important notes",
+        before=fridays,
+    )
+    verdict = check_responsiveness(question_focus(question), [claim], None)
+    assert not verdict.responsive
+    assert "Friday (asked: Saturday)" in verdict.reason
+
+
+def test_words_of_the_same_sense_contractions_and_a_doubled_consonant() -> None:
+    # "stopped" as "ended", "allowed" as "permitted", "yearly" as "annual"; the consonant that "-ed"
+    # and "-ing" double is one ("permitted", "stopped"), while an "-er" noun keeps its own.
+    assert measured_terms("When did the mill stop grinding?", "Commercial milling ended in 1961.") == {"stop"}
+    assert measured_terms("Am I allowed to use a sprinkler?", "Sprinklers are not permitted.") == {"allow"}
+    assert measured_terms("Am I allowed to use a sprinkler?", "Sprinklers are allowed.") == set()
+    assert [stem(word) for word in ("permitted", "stopped", "running", "letter", "called")] == [
+        "permit",
+        "stop",
+        "run",
+        "lett",
+        "call",
+    ]
+    rent = "How much is the yearly rent on a half plot?"
+    row = "| Half plot | 125 m² | £52.00 | £8.00 |"
+    table = (
+        "Rents are as follows:\n| Plot size | Area | Annual rent | Water charge |\n| --- | --- | --- | --- |\n"
+        + row
+    )
+    assert other_kind(rent, row, table, "| Plot size | Area | Annual rent | Water charge |") is None
+    # "what's", "I'm": no terms of what the question is about; "what days" asks for days.
+    assert set(question_focus("what's the minimum python version for logsift 3.0").weights) == {
+        "minimum",
+        "python",
+        "version",
+        "logsift",
+        "3.0",
+    }
+    assert "i'm" not in question_focus("I'm on the care plan: who do I ring?").weights
+    assert answer_type_of("What days does the hygienist work?") == "date"
+
+
+def test_opening_hours_close_a_price_without_a_noun_and_a_name_the_passage_lacks() -> None:
+    # A range of clock times says when it opens and closes.
+    question = "What time does Brookfield Dental close on a Friday?"
+    assert measured_terms(question, "Friday 8.30am - 4.00pm") == {stem("close")}
+    assert measured_terms(question, "Friday appointments start at 8.30am") == set()
+    # "How much is it to get in?" asks for a price; "how much flour" or "how much is needed" do not.
+    museum = "How much is it to get into the Dunford Valley Museum?"
+    assert not fills_answer_type(
+        "Dunford Valley Museum - Gallery 2 - 5 April to 28 September", "number", museum
+    )
+    assert fills_answer_type("Entry is £6.50 for adults.", "number", museum)
+    assert fills_answer_type("Use 400 g.", "number", "How much is needed for one loaf?")
+    # A name the question gives that neither the claim nor its passage holds: another thing's price.
+    plan = (
+        "For £16.50 a month by Direct Debit, the Brookfield Care Plan covers two routine examinations "
+        "and two 30-minute hygienist visits each year."
+    )
+    claim = ClaimInContext(claim_id="claim-1", text=plan, context=plan, heading="Brookfield Care Plan")
+    verdict = check_responsiveness(
+        question_focus("How much does Invisalign cost at Brookfield?"), [claim], None
+    )
+    assert not verdict.responsive
+    assert "the question's invisal not in its passage" in verdict.reason
+    care = check_responsiveness(
+        question_focus("How much does the Care Plan cost at Brookfield?"), [claim], None
+    )
+    assert care.responsive, care.reason
