@@ -385,7 +385,10 @@ def load_or_measure_verify_cost(
     """The measured cost curve for this model on this device, from `cache_dir` when measured before.
 
     `remeasure` (or AKM_REMEASURE_VERIFY_COST=1) ignores the cache. A curve that fails
-    `curve_problem` is measured again; if every attempt fails, the last is used but not cached.
+    `curve_problem` is measured again; if every attempt fails, the last is used and kept as a
+    provisional curve for `PROVISIONAL_SECONDS`: on a machine too busy to measure a plausible curve,
+    the next processes use it rather than spend minutes measuring again before each answer, and the
+    first process after that hour measures once more.
     """
     key = cost_curve_key(model, max_draft)
     path = cache_dir / "verify-cost.json" if cache_dir is not None else None
@@ -395,6 +398,10 @@ def load_or_measure_verify_cost(
         cached = _cached_curve(curves[key])
         if cached is not None:
             return cached
+    if not remeasure:
+        provisional = _provisional_curve(curves.get(key + _PROVISIONAL_SUFFIX))
+        if provisional is not None:
+            return provisional
     curve = measure_verify_cost(model, max_draft, context_length=context_length, repeats=repeats)
     for _ in range(_MEASURE_ATTEMPTS - 1):
         if curve_problem(curve) is None:
@@ -402,13 +409,44 @@ def load_or_measure_verify_cost(
         curve = measure_verify_cost(model, max_draft, context_length=context_length, repeats=repeats)
     problem = curve_problem(curve)
     curve = monotone(curve)
-    if path is not None and problem is None:
+    if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        curves[key] = {**curve.to_dict(), "conditions": measurement_conditions(context_length, repeats)}
+        entry = {**curve.to_dict(), "conditions": measurement_conditions(context_length, repeats)}
+        if problem is None:
+            curves[key] = entry
+            curves.pop(key + _PROVISIONAL_SUFFIX, None)
+        else:
+            curves[key + _PROVISIONAL_SUFFIX] = {**entry, "problem": problem}
         staging = path.with_suffix(".json.tmp")
         staging.write_text(json.dumps({"format": COST_CACHE_FORMAT, "curves": curves}, indent=2))
         staging.replace(path)
     return curve
+
+
+# How long a curve measured on a busy machine (every attempt implausible) is used before measuring again.
+PROVISIONAL_SECONDS = 3600.0
+_PROVISIONAL_SUFFIX = "#provisional"
+
+
+def _provisional_curve(entry: object) -> VerifyCostCurve | None:
+    """A provisional curve younger than `PROVISIONAL_SECONDS`, or None."""
+    try:
+        measured = datetime.fromisoformat(str(entry["conditions"]["measured_at"]))  # type: ignore[index]
+        curve = VerifyCostCurve(tuple(float(value) for value in entry["seconds"]))  # type: ignore[index]
+        kernels = entry.get("kernels")  # type: ignore[attr-defined]
+        prefill_kernel = entry.get("prefill_kernel")  # type: ignore[attr-defined]
+        prefill_seconds = entry.get("prefill_seconds")  # type: ignore[attr-defined]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    age = (datetime.now(UTC) - measured).total_seconds()
+    if not 0 <= age < PROVISIONAL_SECONDS:
+        return None
+    return VerifyCostCurve(
+        curve.seconds,
+        None if kernels is None else tuple(str(kernel) for kernel in kernels),
+        None if prefill_kernel is None else str(prefill_kernel),
+        None if prefill_seconds is None else float(prefill_seconds),
+    )
 
 
 def match_length_prior(match_length: int) -> float:

@@ -308,15 +308,28 @@ def test_implausible_measurement_is_remeasured_and_conditions_recorded(
     }
 
 
-def test_never_plausible_measurement_is_used_but_not_cached(
+def test_never_plausible_measurement_is_used_and_kept_provisionally_for_an_hour(
     target: LlamaForCausalLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # On a machine too busy to measure a plausible curve, the next process uses the last one instead
+    # of measuring three times again before its first answer; after an hour it measures once more.
     monkeypatch.delenv(REMEASURE_ENV, raising=False)
     absurd = VerifyCostCurve((10.0, 68.0, 60.0, 70.0, 70.0))
     handed = scripted_measurements(monkeypatch, [absurd] * 3)
     assert load_or_measure_verify_cost(target, 4, tmp_path).seconds == (10.0, 68.0, 68.0, 70.0, 70.0)
     assert len(handed) == 3
-    assert not (tmp_path / "verify-cost.json").exists()
+    path = tmp_path / "verify-cost.json"
+    key = cost_curve_key(target, 4)
+    assert set(json.loads(path.read_text())["curves"]) == {key + "#provisional"}
+    again = scripted_measurements(monkeypatch, [GOOD])
+    assert load_or_measure_verify_cost(target, 4, tmp_path).seconds == (10.0, 68.0, 68.0, 70.0, 70.0)
+    assert again == []  # not measured: the provisional curve is young
+    stored = json.loads(path.read_text())
+    stored["curves"][key + "#provisional"]["conditions"]["measured_at"] = "2020-01-01T00:00:00+00:00"
+    path.write_text(json.dumps(stored))
+    assert load_or_measure_verify_cost(target, 4, tmp_path) == GOOD
+    assert again == [GOOD]  # an hour on, measured again; the plausible curve replaces the provisional one
+    assert set(json.loads(path.read_text())["curves"]) == {key}
 
 
 def test_old_format_and_implausible_caches_are_ignored(
