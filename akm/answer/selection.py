@@ -1342,6 +1342,7 @@ _SAME_WORDS: tuple[frozenset[str], ...] = (
     frozenset({"stop", "end", "ceas", "halt"}),
     frozenset({"allow", "permit"}),
     frozenset({"year", "annual"}),
+    frozenset({"ring", "call", "phon", "telepho"}),
 )
 
 

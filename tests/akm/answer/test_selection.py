@@ -1218,6 +1218,7 @@ def test_words_of_the_same_sense_contractions_and_a_doubled_consonant() -> None:
     assert measured_terms("When did the mill stop grinding?", "Commercial milling ended in 1961.") == {"stop"}
     assert measured_terms("Am I allowed to use a sprinkler?", "Sprinklers are not permitted.") == {"allow"}
     assert measured_terms("Am I allowed to use a sprinkler?", "Sprinklers are allowed.") == set()
+    assert measured_terms("Who do I ring on a Sunday?", "Members can call our on-call dentist.") == {"ring"}
     assert [stem(word) for word in ("permitted", "stopped", "running", "letter", "called")] == [
         "permit",
         "stop",
