@@ -395,7 +395,9 @@ def _compose(
     answer_text = drop_non_answers(generated, question)
     attempt = _checked(question, answer_text, selection, important, verifier, embedder, extra_rows, by=by)
     quote = _quote(selection)
-    if attempt.responsiveness.responsive and _coverage(attempt, quote) >= KEEP_GENERATED_COVERAGE:
+    # What the generated text must keep is what the chosen sentences say, not their table's header.
+    kept = _coverage(attempt, _quote(selection, headers=False))
+    if attempt.responsiveness.responsive and kept >= KEEP_GENERATED_COVERAGE:
         return attempt
     quoted = _checked(question, quote, selection, important, verifier, embedder, extra_rows, "quoted", by=by)
     # The quote replaces the generated text only when it does better: responsive, or at least supported.
@@ -416,14 +418,16 @@ def _coverage(attempt: _Composed, quote: str) -> float:
     return len(wanted & held) / len(wanted) if wanted else 0.0
 
 
-def _quote(selection: Selection) -> str:
+def _quote(selection: Selection, *, headers: bool = True) -> str:
     """The chosen sentences in passage order: prose joined into one line, each list item (after its
     own bullet or number), table row and line of fields ("Deposit: £120") on a line of its own, so
     that each stays one claim; a blank line ends a list item or a field before a line that is not
     one, which would otherwise read as its continuation. A table row comes under its table's header
-    row and rule. A line that its line breaks made an entry ("Friday 8.30am - 4.00pm"), stating its
-    figure without a verb, is quoted as a list item."""
+    row and rule (unless ``headers`` is off). A line of fields without another beside it, and a line
+    that its line breaks made an entry ("Friday 8.30am - 4.00pm") stating its figure without a verb,
+    are quoted as list items: alone, neither reads as an entry otherwise."""
     lines: list[str] = []
+    kinds: list[str] = []
     kind = ""
     for sentence in _passage_order(selection):
         text = " ".join(sentence.text.split())
@@ -433,13 +437,15 @@ def _quote(selection: Selection) -> str:
             line, now = text, "row"
             # A row's header row and rule go above it, so that its cells read as what they are
             # ("| Half plot | 125 m² | £52.00 | £8.00 |" under "| Plot size | ... | Annual rent | ...").
-            header = table_header(passage, span)
+            header = table_header(passage, span) if headers else None
             if header is not None:
                 head = " ".join(header.slice(passage).split())
                 if head not in lines:
                     if lines:
                         lines.append("")
+                        kinds.append("")
                     lines.extend([head, "|" + " --- |" * head.strip().strip("|").count("|") + " --- |"])
+                    kinds.extend(["row", "row"])
                     kind = "row"
         elif is_list_item(passage, span):
             marker = passage[passage.rfind("\n", 0, sentence.start) + 1 : sentence.start].strip()
@@ -457,8 +463,14 @@ def _quote(selection: Selection) -> str:
             line, now = text, "prose"
         if kind in ("item", "field") and now != kind:
             lines.append("")
+            kinds.append("")
         lines.append(line)
+        kinds.append(now)
         kind = now
+    for index, now in enumerate(kinds):
+        beside = kinds[index - 1 : index] + kinds[index + 1 : index + 2]
+        if now == "field" and "field" not in beside:
+            lines[index] = f"- {lines[index]}"
     return "\n".join(lines)
 
 

@@ -28,7 +28,6 @@ from akm.claims.segmentation import (
     cited_evidence,
     claim_text,
     is_field_entry,
-    is_field_line,
     is_line_entry,
     is_list_item,
     is_table_row,
@@ -262,10 +261,9 @@ def extract_claims(answer_text: str, important_classes: Collection[str]) -> list
     """
     claims: list[ExtractedClaim] = []
     for sentence in sentence_spans(answer_text):
-        # An entry of a list or a table states its figure without a verb: "400 g rye flour"; a line
-        # of its own that labels a value, its value: "Treasurer: Sunita Kaur".
+        # An entry of a list or a table states its figure without a verb: "400 g rye flour".
         row = is_table_row(answer_text, sentence)
-        listed = is_list_item(answer_text, sentence) or row or is_field_line(answer_text, sentence)
+        listed = is_list_item(answer_text, sentence) or row or is_field_entry(answer_text, sentence)
         clauses = [_trim(answer_text, part) for part in split_clauses(answer_text, sentence)]
         clauses = [part for part in clauses if claim_text(part.slice(answer_text))]
         if not clauses:

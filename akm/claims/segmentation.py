@@ -263,15 +263,6 @@ def is_field_entry(text: str, span: TextSpan) -> bool:
     )
 
 
-def is_field_line(text: str, span: TextSpan) -> bool:
-    """Whether ``span`` is a whole line of ``text`` that labels a value ("Treasurer: Sunita Kaur"),
-    alone or in a run: a quoted field of an answer, which states its value without a verb."""
-    line_start = text.rfind("\n", 0, span.start) + 1
-    line_end = text.find("\n", span.end)
-    line = text[line_start : len(text) if line_end < 0 else line_end]
-    return line.strip() == text[span.start : span.end].strip() and _FIELD_LINE.match(line) is not None
-
-
 def is_line_entry(text: str, span: TextSpan) -> bool:
     """Whether ``span`` of ``text`` is a whole line that its line breaks made a unit of its own, as
     ``sentence_spans`` does with a line broken short of the wrap width ("Friday 8.30am - 4.00pm" in

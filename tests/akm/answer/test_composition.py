@@ -481,7 +481,7 @@ Treasurer: Sunita Kaur
         pytest.param(
             {"allotments.md": ALLOTMENTS},
             "Who is the allotment association's treasurer?",
-            "Treasurer: Sunita Kaur",
+            "- Treasurer: Sunita Kaur",
             id="a-lone-field-line",
         ),
     ],
@@ -491,7 +491,8 @@ def test_an_entry_without_a_verb_is_quoted_as_an_entry_and_answers(
 ) -> None:
     # A day's hours on a line of their own (set apart by where the line breaks, no bullet), a table
     # row (its header and rule above it in the quote, so its cells say what they are) and one line
-    # of fields each answer as the entry they are.
+    # of fields (a list item in the quote, where no other field line stands beside it) each answer
+    # as the entry they are.
     result = _ask_once(tmp_path, docs, question, FixedGenerator(""))
     reasons = result.packet.verification.verdict_reasons
     assert result.verdict == "PASS", reasons

@@ -8,7 +8,6 @@ from akm.claims import (
     asked_before,
     cited_evidence,
     is_field_entry,
-    is_field_line,
     is_line_entry,
     is_list_item,
     is_question,
@@ -259,7 +258,7 @@ def test_a_line_broken_short_of_the_wrap_width_ends_its_unit() -> None:
     assert sentences(short) == [short]
 
 
-def test_a_line_its_breaks_set_apart_is_an_entry_and_a_lone_field_line_labels_a_value() -> None:
+def test_a_line_its_breaks_set_apart_is_an_entry() -> None:
     hours = (
         "Thursday 8.30am - 7.30pm\n"
         "Friday 8.30am - 4.00pm\n"
@@ -268,11 +267,6 @@ def test_a_line_its_breaks_set_apart_is_an_entry_and_a_lone_field_line_labels_a_
     )
     spans = sentence_spans(hours)
     assert [is_line_entry(hours, span) for span in spans] == [True, True, False]
-    officer = "Treasurer: Sunita Kaur"
-    assert is_field_line(officer, sentence_spans(officer)[0])
-    prose = "Please note: the coach leaves from Rowan Street at eight."
-    assert is_field_line(prose, sentence_spans(prose)[0])
-    assert not is_field_line("§3.2 Verdicts", sentence_spans("§3.2 Verdicts")[0])
 
 
 def test_what_a_sentence_goes_on_from_in_its_paragraph_or_list_item() -> None:
