@@ -1533,11 +1533,22 @@ def other_day(question: str, claim: str, before: str = "", heading: str = "") ->
     if said:
         return f"{names(said)} (asked: {names(asked)})"
     # A date ("On Christmas Eve and Hogmanay (31 December) the last sailing is ...") is one day of
-    # the year, not every Saturday.
-    date = DAY_OF_MONTH.search(claim)
-    if date is not None and DAY_OF_MONTH.search(question) is None:
-        return f"{date.group()} (asked: {names(asked)})"
+    # the year, not every Saturday; two dates, or one that bounds a period ("until 30 September"),
+    # say when a season runs, Saturdays included.
+    dates = list(DAY_OF_MONTH.finditer(claim))
+    if (
+        len(dates) == 1
+        and DAY_OF_MONTH.search(question) is None
+        and not _PERIOD_BOUND.search(claim, 0, dates[0].start())
+    ):
+        return f"{dates[0].group()} (asked: {names(asked)})"
     return None
+
+
+# Words before a date that make it the start or end of a period, not a day of its own.
+_PERIOD_BOUND = re.compile(
+    r"\b(?:until|till|to|from|since|after|before|by|between|through)\s+(?:the\s+)?$", re.IGNORECASE
+)
 
 
 def unnamed_kind(question: str, text: str) -> str | None:

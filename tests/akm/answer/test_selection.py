@@ -1188,6 +1188,10 @@ def test_a_day_the_question_asks_about_is_not_answered_by_another_day_or_a_date(
     )
     christmas = "On Christmas Eve and Hogmanay (31 December) the last sailing is the 15:40 from Ardmore."
     assert other_day(question, christmas) == "31 December (asked: Saturday)"
+    # A season's dates say when it runs, Saturdays included.
+    market = "When does the market run on Saturdays?"
+    assert other_day(market, "The market runs from 1 April to 30 September, 8am to 1pm.") is None
+    assert other_day(market, "The market runs until 30 September.") is None
     assert other_day(question, "| Saturday | 08:30, 11:45, 15:40 | 09:15, 12:30, 16:25 |") is None
     # A range of days, weekends and weekdays hold the days they span; a claim of no day is left be.
     friday = "What time does the surgery close on a Friday?"
