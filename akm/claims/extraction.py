@@ -27,7 +27,11 @@ from akm.claims.segmentation import (
     TextSpan,
     cited_evidence,
     claim_text,
+    heads_cell_table,
+    is_cell_line,
+    is_faq_question,
     is_field_entry,
+    is_lead_in,
     is_line_entry,
     is_list_item,
     is_table_row,
@@ -135,9 +139,17 @@ def is_claimable(text: str, span: TextSpan) -> bool:
     row = is_table_row(text, span)
     listed = is_list_item(text, span) or row or is_field_entry(text, span) or is_line_entry(text, span)
     sentence = claim_text(span.slice(text))
-    if row and _heads_table(text, span):
+    if (
+        (row and _heads_table(text, span))
+        or heads_cell_table(text, span)
+        or is_faq_question(text, span)
+        or is_lead_in(text, span)
+    ):
         return False
-    return is_statement(sentence) or (listed and _states_entry(sentence, row))
+    # A row of a plain text's table set out in columns gives its label and value as a table row
+    # of cells does ("Kingsmoor and Pelling        Wednesday").
+    cells = is_cell_line(span.slice(text)) and len(re.findall(r"[^\W\d_]{2,}", sentence)) >= 2
+    return is_statement(sentence) or (listed and (cells or _states_entry(sentence, row)))
 
 
 def _heads_table(text: str, span: TextSpan) -> bool:

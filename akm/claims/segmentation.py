@@ -39,7 +39,15 @@ _PLAIN_HEADING = re.compile(r"[A-Z][\w'’&/-]*(?:[ \t]+[\w'’&/-]+){0,3}")
 _FIELD_LINE = re.compile(
     r"[ \t]*(?:\*\*|__)?[A-Z][\w'’&/().-]*(?:[ \t]+[\w'’&/().-]+){0,2}:(?:\*\*|__)?[ \t]+\S"
 )
-_BULLET = re.compile(r"[ \t]*(?:[-*•·▪‣]|\d{1,3}[.)]|[a-z][.)])[ \t]+")
+# A list item's bullet or number; an FAQ's "Q." and "A." mark its question and its answer so.
+_BULLET = re.compile(r"[ \t]*(?:[-*•·▪‣]|\d{1,3}[.)]|[a-z][.)]|[QA][.:])[ \t]+")
+_FAQ_QUESTION = re.compile(r"[ \t]*Q[.:][ \t]+")
+# A plain text's table set out in columns: a line whose cells are parted by a gap of two or more
+# spaces or a tab ("Kingsmoor and Pelling        Wednesday"; not after a full stop, where a
+# typist's double space parts two sentences) or by a leader of dots ("Up to 3 items ...... £32.00").
+_CELL_GAP = re.compile(r"[^\s.!?:;,](?: {2,}|\t+)(?=\S)|\S ?\.{4,} ?(?=\S)")
+# The rule under such a table's header: runs of dashes parted by spaces ("-------  ------").
+_COLUMN_RULE = re.compile(r"[ \t]*-{2,}(?:[ \t]+-{2,})+[ \t]*")
 # A terminator candidate: ., ! or ? (runs allowed), optional closing quotes/brackets.
 _TERMINATOR = re.compile(r"[.!?]+[\"'”’)\]*_]*")
 _NEXT_START = re.compile(r"\s+(?=[\"'“‘(\[]?[A-Z0-9ΑΒΓΔα-ω])")
@@ -107,9 +115,34 @@ def _broken_after(line: str, following: str, width: int) -> bool:
     return len(line) + 1 + len(following.split()[0]) <= _WRAP_SPARE * width
 
 
+def is_cell_line(line: str) -> bool:
+    """Whether a line of a plain text is a row of a table set out in columns: cells parted by a gap
+    of spaces or a leader of dots (see ``_CELL_GAP``), each cell with a word or a figure."""
+    stripped = line.strip()
+    if not _CELL_GAP.search(stripped) or _TABLE_ROW.fullmatch(stripped):
+        return False
+    cells = line_cells(stripped)
+    return len(cells) >= 2 and all(re.search(r"\w", cell) for cell in cells)
+
+
+def line_cells(line: str) -> list[str]:
+    """The cells of a plain text's table row set out in columns (see ``is_cell_line``)."""
+    return [
+        cell.strip()
+        for cell in re.split(r"(?<=[^\s.!?:;,])(?: {2,}|\t+)| ?\.{4,} ?", line.strip())
+        if cell.strip()
+    ]
+
+
+def is_column_rule(line: str) -> bool:
+    """Whether a line is the rule under the header of a plain text's table ("-------  ------")."""
+    return bool(_COLUMN_RULE.fullmatch(line))
+
+
 def _line_blocks(text: str) -> list[TextSpan]:
-    """Split at blank lines, at lines that start a list item, around each table row and after a
-    line broken short of the wrap width; join wrapped lines otherwise."""
+    """Split at blank lines, at lines that start a list item, around each table row (a Markdown
+    one or a plain text's row of cells) and after a line broken short of the wrap width; join
+    wrapped lines otherwise."""
     blocks: list[TextSpan] = []
     start: int | None = None
     end = 0
@@ -132,7 +165,7 @@ def _line_blocks(text: str) -> list[TextSpan]:
                 blocks.append(TextSpan(start, end))
                 start = None
             continue
-        if _TABLE_ROW.match(line):
+        if _TABLE_ROW.match(line) or is_cell_line(line):
             if start is not None:
                 blocks.append(TextSpan(start, end))
                 start = None
@@ -200,7 +233,7 @@ def sentence_spans(text: str) -> list[TextSpan]:
     """
     spans: list[TextSpan] = []
     for block in _line_blocks(text):
-        if _TABLE_ROW.fullmatch(block.slice(text)):
+        if _TABLE_ROW.fullmatch(block.slice(text)) or is_cell_line(block.slice(text)):
             spans.append(block)
         else:
             spans.extend(_sentences_in_block(text, block))
@@ -208,7 +241,8 @@ def sentence_spans(text: str) -> list[TextSpan]:
 
 
 def table_header(text: str, row: TextSpan) -> TextSpan | None:
-    """The header row of the Markdown table whose body holds ``row`` (a span inside a table row).
+    """The header row of the Markdown table whose body holds ``row`` (a span inside a table row),
+    or of a plain text's table set out in columns (the line above its column rule).
 
     None when the row is no body row: outside a table, the header itself, or in a table without a
     rule under its first row (then no row is marked as the header).
@@ -219,6 +253,8 @@ def table_header(text: str, row: TextSpan) -> TextSpan | None:
         lines.append(TextSpan(position, position + len(line.rstrip())))
         position += len(line)
     at = next((index for index, line in enumerate(lines) if line.start <= row.start <= line.end), None)
+    if at is not None and is_cell_line(lines[at].slice(text)):
+        return _cell_table_header(text, lines, at)
     if (
         at is None
         or not _TABLE_ROW.fullmatch(lines[at].slice(text))
@@ -235,6 +271,28 @@ def table_header(text: str, row: TextSpan) -> TextSpan | None:
     return TextSpan(header.start + indent, header.end)
 
 
+def _cell_table_header(text: str, lines: list[TextSpan], at: int) -> TextSpan | None:
+    """The header of the plain text's table (cells set out in columns) whose row is line ``at``:
+    the line above the column rule over the rows (None for the header itself or with no rule)."""
+    top = at
+    while top > 0 and is_cell_line(lines[top - 1].slice(text)):
+        top -= 1
+    if top < 2 or not is_column_rule(lines[top - 1].slice(text)):
+        return None
+    header = lines[top - 2]
+    if not is_cell_line(header.slice(text)):
+        return None
+    indent = len(header.slice(text)) - len(header.slice(text).lstrip())
+    return TextSpan(header.start + indent, header.end)
+
+
+def heads_cell_table(text: str, span: TextSpan) -> bool:
+    """Whether ``span`` is the header row of a plain text's table: a column rule follows it."""
+    line_end = text.find("\n", span.end)
+    following = "" if line_end < 0 else text[line_end + 1 :].split("\n", 1)[0]
+    return is_cell_line(span.slice(text)) and is_column_rule(following)
+
+
 def is_table_row(text: str, span: TextSpan) -> bool:
     """Whether ``span`` of ``text`` is a Markdown table row (a unit of ``sentence_spans``)."""
     return bool(_TABLE_ROW.fullmatch(span.slice(text)))
@@ -246,6 +304,57 @@ def is_list_item(text: str, span: TextSpan) -> bool:
     line_start = text.rfind("\n", 0, span.start) + 1
     bullet = _BULLET.match(text, line_start)
     return bullet is not None and bullet.end() == span.start
+
+
+# A line that leads in to the list below it: a few words ending with a colon, bold or not.
+_LEAD_IN = re.compile(r"[ \t]*(?:\*\*|__)?[^\n]{1,80}?:(?:\*\*|__)?[ \t]*")
+
+
+def _line_at(text: str, position: int) -> TextSpan:
+    start = text.rfind("\n", 0, position) + 1
+    end = text.find("\n", position)
+    return TextSpan(start, len(text) if end < 0 else end)
+
+
+def is_lead_in(text: str, span: TextSpan) -> bool:
+    """Whether ``span`` of ``text`` is a line that leads in to the list below it ("**Every 3 months
+    (owner):**" over "- Clean the magnetic filter"): it names what the list's items are, as a heading
+    does, and states nothing itself."""
+    line = _line_at(text, span.start)
+    if text[line.start : span.start].strip() or text[span.end : line.end].strip():
+        return False
+    if not _LEAD_IN.fullmatch(line.slice(text)) or _BULLET.match(line.slice(text)):
+        return False
+    following = [later for later in text[line.end + 1 :].split("\n", 2)[:2] if later.strip()]
+    return bool(following) and _BULLET.match(following[0]) is not None
+
+
+def lead_in(text: str, span: TextSpan) -> TextSpan | None:
+    """The line that leads in to the list whose item ``span`` is (see ``is_lead_in``), if any."""
+    if not is_list_item(text, span):
+        return None
+    line = _line_at(text, span.start)
+    while line.start > 0:
+        line = _line_at(text, line.start - 1)
+        content = line.slice(text)
+        if not content.strip() or _BULLET.match(content) or content[:1] in " \t":
+            continue  # a blank line, an item before, or an item's wrapped line
+        stripped = content.strip()
+        at = line.start + content.index(stripped)
+        candidate = TextSpan(at, at + len(stripped))
+        return candidate if is_lead_in(text, candidate) else None
+    return None
+
+
+def lead_in_before(text: str, claim: str) -> str:
+    """The line that leads in to the list whose item ``claim`` quotes ("" when there is none)."""
+    wanted = claim_text(claim)
+    for span in sentence_spans(text):
+        sentence = claim_text(span.slice(text))
+        if wanted and (sentence == wanted or wanted in sentence):
+            lead = lead_in(text, span)
+            return "" if lead is None else lead.slice(text)
+    return ""
 
 
 def is_field_entry(text: str, span: TextSpan) -> bool:
@@ -276,6 +385,8 @@ def is_line_entry(text: str, span: TextSpan) -> bool:
         or text[span.end : line_end].strip()
     ):
         return False
+    if is_cell_line(text[line_start:line_end]):
+        return True
     lines = text.splitlines()
     width = _wrap_width(lines)
     at = text.count("\n", 0, line_start)
@@ -291,6 +402,13 @@ def is_question(sentence: str) -> bool:
     """Whether a sentence asks rather than states: it ends with a question mark (closing quotes,
     brackets or emphasis after it allowed), as the questions of an FAQ do."""
     return bool(_ASKS.search(sentence.rstrip()))
+
+
+def is_faq_question(text: str, span: TextSpan) -> bool:
+    """Whether ``span`` of ``text`` is part of an FAQ's question marked "Q." ("Q. My bin was missed.
+    What should I do?"): all of it asks, the statement before its question mark included."""
+    line_start = text.rfind("\n", 0, span.start) + 1
+    return _FAQ_QUESTION.match(text, line_start) is not None
 
 
 _RUN_IN = re.compile(r"(?:\*\*|__)[^*_\n]{1,80}?(?:\*\*|__)[.:]?")
@@ -313,12 +431,22 @@ def is_run_in_heading(text: str, span: TextSpan) -> bool:
 
 def asked_before(text: str, claim: str) -> str:
     """The question of ``text`` that the sentence ``claim`` quotes answers: the last question before
-    it, as an FAQ's answer answers the question above it, or the run-in heading of its paragraph
-    ("**The float test.** ..."); "" when it quotes no sentence of ``text`` or none stands before it."""
+    it, as an FAQ's answer answers the question above it, the run-in heading of its paragraph
+    ("**The float test.** ..."), or the line that leads in to the list it is an item of; "" when it
+    quotes no sentence of ``text`` or none stands before it."""
     wanted = claim_text(claim)
     asked = ""
+    faq = False
     for span in sentence_spans(text):
         sentence = span.slice(text)
+        lead = lead_in(text, span)
+        if lead is not None and (claim_text(sentence) == wanted or wanted in claim_text(sentence)):
+            return lead.slice(text)
+        if is_faq_question(text, span):
+            asked = f"{asked} {sentence}" if faq else sentence
+            faq = True
+            continue
+        faq = False
         if is_question(sentence) or is_run_in_heading(text, span):
             asked = sentence
         elif claim_text(sentence) == wanted or wanted in claim_text(sentence):
@@ -370,11 +498,9 @@ def said_before(text: str, claim: str) -> str:
 def row_header(text: str, claim: str) -> str:
     """The header row of the table row of ``text`` that ``claim`` quotes ("" when it quotes none)."""
     wanted = claim_text(claim)
-    if not wanted.startswith("|"):
-        return ""
     for span in sentence_spans(text):
         row = span.slice(text)
-        if row.startswith("|") and claim_text(row) == wanted:
+        if (row.startswith("|") or is_cell_line(row)) and claim_text(row) == wanted:
             header = table_header(text, span)
             return header.slice(text) if header is not None else ""
     return ""

@@ -7,11 +7,16 @@ import pytest
 from akm.claims import (
     asked_before,
     cited_evidence,
+    is_cell_line,
+    is_claimable,
+    is_faq_question,
     is_field_entry,
+    is_lead_in,
     is_line_entry,
     is_list_item,
     is_question,
     is_table_row,
+    lead_in_before,
     referred_before,
     row_header,
     said_before,
@@ -300,3 +305,88 @@ def test_what_a_claim_that_opens_with_a_pronoun_refers_back_to() -> None:
         "We will be led by Mathilde Corbière."
     )
     assert referred_before(guide, "It is quoted nowhere.") == ""
+
+
+TABLE = """  Area                         Collection day
+  ---------------------------  --------------
+  Ashcombe town centre         Monday
+  Kingsmoor and Pelling        Wednesday
+
+  Up to 3 items ........................... £32.00
+  Each additional item (maximum 6 in total)  £8.00
+
+Bins must be out by 6.30am.  Please bring them back in by the end of the day."""
+
+
+def test_a_plain_text_table_set_out_in_columns_is_a_row_a_line_with_its_header() -> None:
+    spans = sentence_spans(TABLE)
+    assert [span.slice(TABLE) for span in spans] == [
+        "Area                         Collection day",
+        "Ashcombe town centre         Monday",
+        "Kingsmoor and Pelling        Wednesday",
+        "Up to 3 items ........................... £32.00",
+        "Each additional item (maximum 6 in total)  £8.00",
+        # A typist's two spaces after a full stop part sentences, not cells.
+        "Bins must be out by 6.30am.",
+        "Please bring them back in by the end of the day.",
+    ]
+    header, town, kingsmoor, leader, extra, prose, _ = spans
+    assert [is_cell_line(span.slice(TABLE)) for span in spans] == [True] * 5 + [False] * 2
+    # The line above the rule of columns heads the rows below it; it states nothing itself.
+    assert table_header(TABLE, kingsmoor) == header
+    assert table_header(TABLE, header) is None
+    assert table_header(TABLE, leader) is None
+    assert (
+        row_header(TABLE, "Kingsmoor and Pelling Wednesday") == "Area                         Collection day"
+    )
+    assert not is_claimable(TABLE, header)
+    assert all(is_claimable(TABLE, span) for span in (town, kingsmoor, leader, extra, prose))
+    assert is_line_entry(TABLE, kingsmoor) and not is_line_entry(TABLE, prose)
+
+
+FAQ = """Q. My bin was missed. What should I do?
+A. Report it online or by phone by 5pm the day after your
+   collection day. We will return within two working days."""
+
+
+def test_an_faq_s_q_line_asks_and_its_a_line_answers() -> None:
+    spans = sentence_spans(FAQ)
+    assert [span.slice(FAQ) for span in spans] == [
+        "My bin was missed.",
+        "What should I do?",
+        "Report it online or by phone by 5pm the day after your\n   collection day.",
+        "We will return within two working days.",
+    ]
+    assert [is_faq_question(FAQ, span) for span in spans] == [True, True, False, False]
+    # The statement inside the question asks too; the answer's instruction is a claim.
+    assert [is_claimable(FAQ, span) for span in spans] == [False, False, True, True]
+    assert asked_before(FAQ, "Report it online or by phone by 5pm the day after your collection day.") == (
+        "My bin was missed. What should I do?"
+    )
+
+
+MAINTENANCE = """Regular care keeps the unit running.
+
+**Every 3 months (owner):**
+
+- Clean the magnetic filter on the return pipe.
+- Check the pressure gauge.
+
+**Every 12 months (qualified engineer):**
+- Full service.
+
+The standard warranty is 2 years. Ask us: we can help."""
+
+
+def test_a_line_that_leads_in_to_a_list_names_what_its_items_are() -> None:
+    spans = {span.slice(MAINTENANCE): span for span in sentence_spans(MAINTENANCE)}
+    assert is_lead_in(MAINTENANCE, spans["**Every 3 months (owner):**"])
+    assert not is_claimable(MAINTENANCE, spans["**Every 3 months (owner):**"])
+    assert not is_lead_in(MAINTENANCE, spans["Ask us: we can help."])
+    assert lead_in_before(MAINTENANCE, "Check the pressure gauge.") == "**Every 3 months (owner):**"
+    assert lead_in_before(MAINTENANCE, "Full service.") == "**Every 12 months (qualified engineer):**"
+    assert lead_in_before(MAINTENANCE, "The standard warranty is 2 years.") == ""
+    assert (
+        asked_before(MAINTENANCE, "Clean the magnetic filter on the return pipe.")
+        == "**Every 3 months (owner):**"
+    )
