@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from akm.claims import is_plain_title
+from akm.claims import is_cell_line, is_column_rule, is_plain_title
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -63,6 +63,28 @@ class _Section:
 # A plain text's own title: its first line, before a blank line, of at most this many words.
 MAX_PLAIN_TITLE_WORDS = 12
 _CLOSING_PUNCTUATION = re.compile(r"[.!?,;:]$")
+# A rule of a plain text: a run of one character that frames a title between two such lines or
+# underlines it ("=====", "-----"); "=" marks a title of the first level, any other a section's.
+_RULE_LINE = re.compile(r"[ \t]*([-=_*~#])\1{2,}[ \t]*")
+
+
+def _ruled_title_level(lines: list[str], index: int) -> int | None:
+    """The level of line ``index`` if a rule underlines it and a rule or a blank line (or nothing)
+    stands above it: "BANK HOLIDAYS" between two lines of dashes; None otherwise."""
+    line = lines[index].strip()
+    if (
+        not line
+        or _RULE_LINE.fullmatch(line)
+        or len(line.split()) > MAX_PLAIN_TITLE_WORDS
+        or line.endswith((".", ",", ";"))
+    ):
+        return None
+    below = _RULE_LINE.fullmatch(lines[index + 1]) if index + 1 < len(lines) else None
+    if below is None or (
+        index > 0 and lines[index - 1].strip() and not _RULE_LINE.fullmatch(lines[index - 1])
+    ):
+        return None
+    return 1 if below.group(1) == "=" else 2
 
 
 def _plain_title_lines(lines: list[str]) -> dict[int, int]:
@@ -85,13 +107,38 @@ def _plain_title_lines(lines: list[str]) -> dict[int, int]:
         titles[first] = 1
     level = 2 if titles else 1
     for index, line in enumerate(lines):
+        ruled = _ruled_title_level(lines, index)
+        if ruled is not None:
+            titles[index] = ruled
         if index in titles or not line.strip() or (index and lines[index - 1].strip()):
             continue
-        # The text it titles: the next non-blank line, at most one blank line away.
+        # The text it titles: the next non-blank line, at most one blank line away. A line over a
+        # column rule heads a table's columns ("Area        Collection day"), not a section.
         body = next((later for later in lines[index + 1 : index + 3] if later.strip()), "")
-        if body and is_plain_title(line, body) and not is_plain_title(body, ""):
+        if (
+            body
+            and not is_column_rule(body)
+            and not is_cell_line(line)
+            and is_plain_title(line, body)
+            and not is_plain_title(body, "")
+        ):
             titles[index] = level
     return titles
+
+
+def plain_text_title(text: str) -> str | None:
+    """The title of a whole plain text: its email subject, or the title line it opens with (a
+    short first line before a blank line, or a line framed by rules of "="); None without one."""
+    lines = text.splitlines()
+    subject = _email_subject(lines)
+    if subject is not None:
+        return subject
+    first = next(
+        (index for index, line in enumerate(lines) if line.strip() and not _RULE_LINE.fullmatch(line)), None
+    )
+    if first is None or _plain_title_lines(lines).get(first) != 1:
+        return None
+    return lines[first].strip()
 
 
 def _sections(lines: list[str], *, markdown: bool) -> list[_Section]:
@@ -212,10 +259,12 @@ def chunk_text(text: str, *, markdown: bool, max_chars: int = DEFAULT_MAX_CHARS)
     """Chunks of a document: heading sections, split at paragraph boundaries when long."""
     lines = text.splitlines()
     chunks: list[TextChunk] = []
+    # Rules frame or underline a plain text's titles and say nothing themselves.
     titles = (
         {index for index, line in enumerate(lines) if _HEADING.match(line)}
         if markdown
         else set(_plain_title_lines(lines))
+        | {index for index, line in enumerate(lines) if _RULE_LINE.fullmatch(line)}
     )
     for section in _sections(lines, markdown=markdown):
         groups: list[tuple[int, int]] = []

@@ -31,7 +31,7 @@ from akm.contract.ids import sha256_bytes, sha256_text
 from akm.contract.ids import source_id as make_source_id
 from akm.direct_read import corpus_document_text
 from akm.embedding import Embedder
-from akm.ingest.chunking import TextChunk, chunk_text, extract_links, wikilink_keys_for
+from akm.ingest.chunking import TextChunk, chunk_text, extract_links, plain_text_title, wikilink_keys_for
 from akm.ingest.content_types import MARKDOWN
 from akm.ingest.formats import (
     DEFAULT_LIMITS,
@@ -448,7 +448,9 @@ def _prepare_file(
         source_type="markdown" if markdown else "other",
         classification=candidate.source_ref.classification,
         source_ref_id=candidate.source_ref.source_id,
-        title=_markdown_title(chunks, PurePosixPath(candidate.relative_path).stem) if markdown else None,
+        title=_markdown_title(chunks, PurePosixPath(candidate.relative_path).stem)
+        if markdown
+        else plain_text_title(text),
         external_id=None,
         revision=f"git-blob:{git_blob_sha(raw)}" if in_git else content_revision(checksum),
         sha256=checksum,

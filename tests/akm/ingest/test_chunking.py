@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from akm.ingest.chunking import chunk_text
+from akm.ingest.chunking import chunk_text, plain_text_title
 
 LONG_PARAGRAPH = " ".join(["The stadium hosts football and lacrosse games in the autumn."] * 30)
 
@@ -121,3 +121,52 @@ def test_an_email_s_subject_titles_every_section_of_it() -> None:
     assert chunk_text("Subject: one line only\n\nThe text.\n", markdown=False)[0].heading_path == (
         "Subject: one line only",
     )
+
+
+LEAFLET = """==============================================
+   ASHCOMBE COUNCIL - YOUR BIN COLLECTIONS
+==============================================
+
+Thank you for recycling. This leaflet explains when we collect.
+
+----------------------------------------------
+COLLECTION DAYS BY AREA
+----------------------------------------------
+
+  Area                         Collection day
+  ---------------------------  --------------
+  Ashcombe town centre         Monday
+  Kingsmoor and Pelling        Wednesday
+
+Bins must be out by 6.30am on your collection day.
+
+Bank holidays
+-------------
+
+There are no collections on bank holidays.
+"""
+
+
+def test_a_plain_text_s_titles_framed_or_underlined_by_rules_are_its_heading_path() -> None:
+    chunks = chunk_text(LEAFLET, markdown=False)
+    title = "ASHCOMBE COUNCIL - YOUR BIN COLLECTIONS"
+    # A line framed by "=" rules titles the whole text, one framed or underlined by "-" a section;
+    # a line over a rule of columns heads a table, not a section.
+    assert [chunk.heading_path for chunk in chunks] == [
+        (title,),
+        (title, "COLLECTION DAYS BY AREA"),
+        (title, "Bank holidays"),
+    ]
+    assert "Kingsmoor and Pelling        Wednesday" in chunks[1].text
+    assert plain_text_title(LEAFLET) == title
+    # A one-line paragraph with a full stop over a rule is text, not a title.
+    assert [
+        chunk.heading_path
+        for chunk in chunk_text("Intro text.\n\nKeep it handy.\n-----\n\nMore.\n", markdown=False)
+    ] == [()]
+
+
+def test_a_plain_text_s_own_title_is_its_first_line_or_email_subject() -> None:
+    assert plain_text_title("Spring newsletter\n\nThe garden opens in May.\n") == "Spring newsletter"
+    assert plain_text_title(EMAIL) == "Year 10 volcano field trip - key details"
+    assert plain_text_title("The garden opens in May. It closes in\nOctober.\n") is None
