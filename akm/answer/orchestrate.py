@@ -50,7 +50,7 @@ from akm.answer.results import (
     GeneratedAnswer,
     source_path,
 )
-from akm.answer.selection import Selection, content_terms, select_evidence
+from akm.answer.selection import Selection, content_terms, document_title, heading_words, select_evidence
 from akm.answer.tidy import drop_non_answers, tidy_answer
 from akm.bundle import ClaimJudgement, PacketBundle, fresh_rows, save_packet_bundle
 from akm.claims import (
@@ -58,11 +58,15 @@ from akm.claims import (
     asked_before,
     claim_text,
     extract_claims,
+    is_cell_line,
     is_field_entry,
     is_line_entry,
     is_list_item,
     is_statement,
     is_table_row,
+    lead_in,
+    lead_in_before,
+    line_cells,
     referred_before,
     row_header,
     said_before,
@@ -429,17 +433,22 @@ def _quote(selection: Selection, *, headers: bool = True) -> str:
     lines: list[str] = []
     kinds: list[str] = []
     kind = ""
+    several = len(selection.sentences) > 1
     for sentence in _passage_order(selection):
         text = " ".join(sentence.text.split())
         span = TextSpan(sentence.start, sentence.end)
         passage = sentence.evidence.passage
-        if is_table_row(passage, span):
-            line, now = text, "row"
+        cells = is_cell_line(sentence.text)
+        if is_table_row(passage, span) or cells:
+            # A plain text's row set out in columns is quoted as a table row, its cells kept apart
+            # ("Kingsmoor and Pelling        Wednesday" as "| Kingsmoor and Pelling | Wednesday |").
+            line, now = (_as_row(sentence.text) if cells else text), "row"
             # A row's header row and rule go above it, so that its cells read as what they are
             # ("| Half plot | 125 m² | £52.00 | £8.00 |" under "| Plot size | ... | Annual rent | ...").
             header = table_header(passage, span) if headers else None
             if header is not None:
-                head = " ".join(header.slice(passage).split())
+                head = header.slice(passage)
+                head = _as_row(head) if cells else " ".join(head.split())
                 if head not in lines:
                     if lines:
                         lines.append("")
@@ -450,11 +459,22 @@ def _quote(selection: Selection, *, headers: bool = True) -> str:
         elif is_list_item(passage, span):
             marker = passage[passage.rfind("\n", 0, sentence.start) + 1 : sentence.start].strip()
             line, now = f"{marker} {text}", "item"
+            # The line that leads in to the list goes above its item: it says what the item is
+            # ("**Every 3 months (owner):**" over "- Clean the magnetic filter on the return pipe.").
+            lead = lead_in(passage, span)
+            if lead is not None and lead.slice(passage) not in lines:
+                if lines:
+                    lines.append("")
+                    kinds.append("")
+                lines.append(lead.slice(passage))
+                kinds.append("lead")
+                kind = "lead"
         elif is_field_entry(passage, span):
             line, now = text, "field"
-        elif is_line_entry(passage, span) and not is_statement(claim_text(text)):
+        elif is_line_entry(passage, span) and (several or not is_statement(claim_text(text))):
             # An entry that its line breaks set apart ("Friday 8.30am - 4.00pm") is quoted as a list
-            # item: the quote has no wrap width to tell it from a wrapped line.
+            # item: the quote has no wrap width to tell it from a wrapped line, and joined to the
+            # next sentence it would read as one with it.
             line, now = f"- {text}", "item"
         elif kind == "prose":
             lines[-1] = f"{lines[-1]} {text}"
@@ -472,6 +492,10 @@ def _quote(selection: Selection, *, headers: bool = True) -> str:
         if now == "field" and "field" not in beside:
             lines[index] = f"- {lines[index]}"
     return "\n".join(lines)
+
+
+def _as_row(line: str) -> str:
+    return "| " + " | ".join(line_cells(line)) + " |"
 
 
 def _passage_order(selection: Selection) -> list[Any]:
@@ -503,7 +527,7 @@ def _checked(
             # What the passage's headings name, a quoted table row's column headers, and the
             # question a quoted answer of an FAQ answers.
             heading=" ".join(
-                " ".join(passages[row_id].row.scope.locator.heading_path or ())
+                heading_words(passages[row_id].row)
                 + " "
                 + row_header(passages[row_id].passage, assessment.claim.text)
                 + " "
@@ -523,6 +547,16 @@ def _checked(
             ),
             before=" ".join(
                 said_before(passages[row_id].passage, assessment.claim.text)
+                for row_id in assessment.support_row_ids
+                if row_id in passages
+            ),
+            lead=" ".join(
+                lead_in_before(passages[row_id].passage, assessment.claim.text)
+                for row_id in assessment.support_row_ids
+                if row_id in passages
+            ),
+            title=" ".join(
+                document_title(passages[row_id].row)
                 for row_id in assessment.support_row_ids
                 if row_id in passages
             ),

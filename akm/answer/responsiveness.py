@@ -96,6 +96,11 @@ class ClaimInContext:
     asked: str = ""
     # The sentences of its paragraph or list item before it: what it goes on from ("On Fridays ...").
     before: str = ""
+    # The title of its document (also part of ``heading``): every passage of it shares that name.
+    title: str = ""
+    # The line that leads in to the list the claim is an item of ("**Every 3 months (owner):**"):
+    # what it says, each item says (also part of ``heading``).
+    lead: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +141,10 @@ class _ClaimCheck:
     role: str | None = None
     # The (asked, said) words where the claim speaks of the opposite deed ("arrive" for "leave").
     opposite: tuple[str, str] | None = None
+    # The claim and its passage share with the question only the name of the document they stand in
+    # ("Who looks after the money for Fenbrook Harriers?" and the club's constitution saying "The
+    # club shall be called Fenbrook Harriers"): every passage of that document would.
+    title_only: bool = False
 
     @property
     def focus_min(self) -> float:
@@ -156,6 +165,7 @@ class _ClaimCheck:
             and self.other is None
             and self.role is None
             and self.opposite is None
+            and not self.title_only
             and self.event
             and typed_ok
             and self.focus >= self.focus_min - 1e-9
@@ -191,7 +201,21 @@ class _ClaimCheck:
                 if self.opposite is None
                 else f", says {self.opposite[1]!r} where the question asks {self.opposite[0]!r}"
             )
+            + (", shares only its document's title with the question" if self.title_only else "")
         )
+
+
+def _title_only(focus: QuestionFocus, title: str, with_context: set[str]) -> bool:
+    """Whether the question's terms that its document's title lacks are all missing from the claim
+    and its passage (while it has some): only the title's name, which every passage of the
+    document shares, then ties the claim to the question."""
+    if not title:
+        return False
+    named = set(content_terms(title))
+    beyond = [term for term in focus.weights if term not in named]
+    return (
+        bool(beyond) and len(beyond) < len(focus.weights) and not any(term in with_context for term in beyond)
+    )
 
 
 def check_responsiveness(
@@ -202,7 +226,10 @@ def check_responsiveness(
         return Responsiveness(False, None, f"{NO_ANSWER_REASON}: no claim of the answer is supported")
     similarities = question_similarities(embedder, focus.question, [claim.text for claim in supported])
     numbers = [term for term in focus.weights if any(character.isdigit() for character in term)]
-    names = [term for term in question_names(focus.question) if term in focus.weights]
+    # A compound ("e-book", "vice-chair") tells one thing from another as a name does.
+    names = [term for term in question_names(focus.question) if term in focus.weights] + [
+        term for term in focus.weights if "-" in term.strip("-")
+    ]
     polar = is_polar_question(focus.question)
     checks = []
     for claim, similarity in zip(supported, similarities, strict=True):
@@ -228,7 +255,9 @@ def check_responsiveness(
                 focus=claim_focus.coverage(with_context),
                 terms=claim_focus.coverage(claim_terms),
                 similarity=similarity,
-                type_found=fills_answer_type(claim.text, focus.answer_type, focus.question)
+                type_found=fills_answer_type(
+                    f"{claim.lead} {claim.text}".strip(), focus.answer_type, focus.question
+                )
                 and names_method(f"{claim.text} {claim.asked}", focus.question),
                 adds=not is_non_answer(claim.text, focus.question),
                 refers=refers_back(claim.text, focus.question),
@@ -247,6 +276,7 @@ def check_responsiveness(
                 other=other_kind(focus.question, claim.text, claim.context, claim.heading)
                 or other_day(focus.question, claim.text, claim.before, claim.heading),
                 role=absent_role(focus.question, claim.text, claim.heading),
+                title_only=_title_only(focus, claim.title, with_context),
                 opposite=opposite_event(focus.question, claim.text),
                 event=focus.answer_type != "date"
                 or (

@@ -29,6 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from pathlib import PurePosixPath
 from typing import Literal
 
 import numpy as np
@@ -36,16 +37,19 @@ import numpy as np
 from akm.claims import (
     TextSpan,
     is_claimable,
+    is_faq_question,
     is_field_entry,
     is_line_entry,
     is_list_item,
     is_question,
     is_run_in_heading,
     is_table_row,
+    lead_in,
     sentence_spans,
     table_header,
 )
 from akm.claims.quantities import DAY_OF_MONTH, MONTH, WEEKDAY, mentions_date, quantities
+from akm.contract.models import EvidenceRow
 from akm.embedding import Embedder, EmbeddingModelError
 from akm.support import ReadEvidence
 
@@ -643,6 +647,22 @@ _MEASURE_UNITS = frozenset(
 )
 
 
+# Nouns for people of some kind: a count of members or residents is a count of people.
+_PEOPLE = (
+    "people", "persons", "members", "residents", "staff", "visitors", "players", "students", "adults",
+    "children", "volunteers", "employees", "guests", "passengers", "participants", "attendees",
+    "pupils", "workers", "customers", "spectators", "voters",
+)  # fmt: skip
+
+
+def _counts_noun(word: str, noun: str) -> bool:
+    """Whether ``word`` names what ``noun`` (a stem) counts: itself, or people of some kind for people."""
+    said = stem(word)
+    return said == noun or (
+        noun in (stem("people"), stem("persons")) and said in {stem(kind) for kind in _PEOPLE}
+    )
+
+
 def _states_count(text: str, noun: str, question: str = "") -> bool:
     """Whether ``text`` states a count of ``noun`` (a stem): a number that is not a bare year nor a
     measure in some other unit, nor an amount of money, nor a day of a month ("14 October"), nor a
@@ -658,7 +678,7 @@ def _states_count(text: str, noun: str, question: str = "") -> bool:
         words = re.findall(r"[A-Za-z][\w'’-]*", match.group("after"))
         # "£12 per household" is an amount for each one, not a count of households.
         if any(
-            stem(word) == noun
+            _counts_noun(word, noun)
             and (at == 0 or words[at - 1].lower() not in ("per", "each", "every", "a", "an"))
             for at, word in enumerate(words)
         ):
@@ -668,7 +688,7 @@ def _states_count(text: str, noun: str, question: str = "") -> bool:
         return False
     # A text that never names the noun counts it only with a number that counts nothing else:
     # "42 raised beds" counts beds, not members.
-    names_noun = noun in (stem(word) for word in _WORD.findall(text))
+    names_noun = any(_counts_noun(word, noun) for word in _WORD.findall(text))
     for match, words in candidates:
         if not names_noun and any(_PLURAL.fullmatch(word) and word not in _FRACTIONS for word in words[:2]):
             continue
@@ -1110,6 +1130,20 @@ class QuestionFocus:
 
 
 _DURATION_QUESTION = re.compile(r"\bhow long\b", re.IGNORECASE)
+# What answers a "how long": a number of units of time or of length, a span between two years, or
+# how long something lasts up to ("until 31 March", "overnight").
+_DURATION = re.compile(
+    r"(?:\b\d+(?:[.,]\d+)?|\b(?:an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"fifteen|twenty|thirty|forty|fifty|sixty|ninety|hundred|several|few|many|half(?: an?)?))"
+    r"[\s-]*(?:(?:more|extra|working|business|calendar|school|clear|full)\s+)?"
+    r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|nights?|weeks?|fortnights?|months?|years?|yrs?|"
+    r"decades?|centur(?:y|ies)|terms?|seasons?|semesters?|m|km|kilomet(?:re|er)s?|met(?:re|er)s?|miles?|"
+    r"feet|foot|ft|inch(?:es)?|cm|mm|yards?)\b|"
+    r"\b1\d{3}\s*(?:-|–|to|until)\s*(?:1\d{3}|\d{2})\b|\b(?:until|till|overnight|indefinitely)\b|"
+    # A deadline answers "how long do I have": "by 5pm the day after your collection day".
+    r"\bby\s+\d{1,2}(?:[.:]\d{2})?\s*(?:am|pm)\b|\bthe (?:day|week|month) (?:after|before)\b",
+    re.IGNORECASE,
+)
 
 
 def question_focus(question: str) -> QuestionFocus:
@@ -1238,6 +1272,10 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
             return bool(
                 _TIME_OR_FREQUENCY.search(text) or _FREQUENCY.search(text) or _TABLE_DURATION.search(text)
             )
+        if _DURATION_QUESTION.search(question):
+            # "How long can I keep a DVD?": a length of time or of distance ("1 week", "two
+            # working days", "45 km", "until the end of term"), not any figure ("up to 3 DVDs").
+            return bool(_DURATION.search(text) or _TABLE_DURATION.search(text))
         if _MONEY_QUESTION.search(question):
             return bool(_MONEY.search(text))
         if _TEMPERATURE_QUESTION.search(question):
@@ -1332,7 +1370,7 @@ _MEASURE_VALUES: dict[str, re.Pattern[str]] = {
     "fee": _MONEY,
     "fare": _MONEY,
     # Opening hours as a range of clock times ("Friday 8.30am - 4.00pm") say when it opens and closes.
-    **dict.fromkeys(("open", "opens", "opening", "close", "closes", "closing"), _TIME_RANGE),
+    **dict.fromkeys(("open", "opens", "opening", "close", "closes", "closing", "shut", "shuts"), _TIME_RANGE),
 }
 
 
@@ -1463,6 +1501,8 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
             or len(modifier) < 3
             or _same_as(stem(modifier)) & in_claim
             or any((same, stem(noun)) in pairs for same in _same_as(stem(modifier)))
+            # "Labour on all services is guaranteed for 30 days" speaks of every kind of service.
+            or re.search(rf"\b(?:all|every|each|any)\s+{re.escape(stem(noun))}", claim, re.IGNORECASE)
         ):
             continue
         for before, word in pairwise(said):
@@ -1739,6 +1779,10 @@ def names_method(text: str, question: str) -> bool:
     verb = asked.group("verb").lower()
     if verb in _STOPWORDS or verb in ("get", "make", "use", "find", "know", "tell"):
         return True
+    # "How do I qualify for the 7-year warranty?" is answered by its condition ("... if the unit is
+    # registered within 30 days").
+    if verb in ("qualify", "become") and _CONDITION.search(text):
+        return True
     return any(
         _IRREGULAR_FORMS.get(token.lower()) == verb or _mentions_verb(token, verb)
         for token in _WORD.findall(text)
@@ -1760,6 +1804,9 @@ def mentions_event(text: str, question: str) -> bool:
         and not _NUMBER.search(word)
     ]
     if not wanted:
+        return True
+    # "What time does the library shut?" is spoken of by its hours ("Thursday: 9:30am – 7:30pm").
+    if any(word in _MEASURE_VALUES and _MEASURE_VALUES[word].search(text) for word in wanted):
         return True
     said = [token.lower() for token in _WORD.findall(text)]
     return any(
@@ -1910,9 +1957,26 @@ class Selection:
         return self.sentences[0] if self.sentences else None
 
 
+def document_title(row: EvidenceRow) -> str:
+    """The title of a row's document as its author gave it ("" for one made up from the file's name)."""
+    title = row.source.title or ""
+    path = row.source.canonical_path or row.source.canonical_uri
+    return "" if title == PurePosixPath(path.removeprefix("file:")).stem else title
+
+
+def heading_words(row: EvidenceRow) -> str:
+    """What a passage's headings name, every sentence below them is about: its heading path, after
+    its document's title where the path does not already give it (a web page's <title>, "Borrowing
+    and membership | Hartwell Green Library", names the library its <main> never heads)."""
+    path = " ".join(row.scope.locator.heading_path or ())
+    title = document_title(row)
+    if not title or set(content_terms(title)) <= set(content_terms(path)):
+        return path
+    return f"{title} {path}"
+
+
 def _heading_words(item: ReadEvidence) -> str:
-    path = item.row.scope.locator.heading_path or ()
-    return " ".join(path)
+    return heading_words(item.row)
 
 
 def _body_words(passage: str) -> int:
@@ -1984,7 +2048,7 @@ def score_sentences(
     """Every sentence of every passage (fragments under ``MIN_SENTENCE_WORDS`` words left out),
     each scored without any copy of the question it quotes."""
     question_terms = set(focus.weights)
-    spans: list[tuple[ReadEvidence, int, int, str, set[str], set[str], set[str], str]] = []
+    spans: list[tuple[ReadEvidence, int, int, str, set[str], set[str], set[str], str, str]] = []
     for item in evidence:
         heading_terms = set(content_terms(_heading_words(item)))
         # An abbreviation the question uses ("AGM") is met by the passage or its headings spelling it
@@ -1996,7 +2060,14 @@ def score_sentences(
         )
         asked: set[str] = set()
         asked_text = ""
+        faq = False
         for span in sentence_spans(item.passage):
+            if is_faq_question(item.passage, span):
+                # "Q. My bin was missed. What should I do?": the whole of an FAQ's question asks.
+                asked_text = f"{asked_text} {span.slice(item.passage)}" if faq else span.slice(item.passage)
+                asked, faq = set(content_terms(asked_text)), True
+                continue
+            faq = False
             if is_question(span.slice(item.passage)):
                 # A question in the text (an FAQ's) answers nothing itself; the sentences after it
                 # answer it, and what it asks they are about, as if it were their heading. A copy
@@ -2024,18 +2095,32 @@ def score_sentences(
             )
             if short or not is_claimable(item.passage, span):
                 continue
-            # A table row's column headers name what each of its cells is, as a heading does.
+            # A table row's column headers name what each of its cells is, as a heading does, and
+            # so does the line that leads in to a list ("**Every 3 months (owner):**").
             header = table_header(item.passage, span)
             named = heading_terms | asked
             if header is not None:
                 named |= set(content_terms(header.slice(item.passage)))
+            lead = lead_in(item.passage, span)
+            lead_text = "" if lead is None else lead.slice(item.passage)
+            named |= set(content_terms(lead_text))
             terms = set(content_terms(text)) | measured_terms(focus.question, text)
-            spans.append((item, span.start, span.end, text, terms, named, context_terms, asked_text))
+            spans.append(
+                (item, span.start, span.end, text, terms, named, context_terms, asked_text, lead_text)
+            )
     similarities = question_similarities(embedder, focus.question, [text for _, _, _, text, *_ in spans])
     scored: list[ScoredSentence] = []
-    for (item, start, end, text, terms, heading_terms, context_terms, asked_text), similarity in zip(
-        spans, similarities, strict=True
-    ):
+    for (
+        item,
+        start,
+        end,
+        text,
+        terms,
+        heading_terms,
+        context_terms,
+        asked_text,
+        lead_text,
+    ), similarity in zip(spans, similarities, strict=True):
         scored.append(
             ScoredSentence(
                 evidence=item,
@@ -2046,7 +2131,8 @@ def score_sentences(
                 context=focus.coverage(terms | context_terms),
                 semantic=similarity,
                 # The deed a "how do I" asks about may be named by the FAQ question it answers.
-                type_match=fills_answer_type(text, focus.answer_type, focus.question)
+                # What a list's lead-in says ("Every 3 months:") its items say too.
+                type_match=fills_answer_type(f"{lead_text} {text}".strip(), focus.answer_type, focus.question)
                 and names_method(f"{text} {asked_text}", focus.question)
                 and opposite_event(focus.question, text) is None
                 and other_day(focus.question, text, heading=_heading_words(item)) is None,

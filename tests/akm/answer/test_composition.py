@@ -462,6 +462,54 @@ Treasurer: Sunita Kaur
 """
 
 
+BINS = """==============================================
+   ASHCOMBE DISTRICT COUNCIL - YOUR BIN COLLECTIONS
+==============================================
+
+----------------------------------------------
+COLLECTION DAYS BY AREA
+----------------------------------------------
+
+  Area                         Collection day
+  ---------------------------  --------------
+  Ashcombe town centre         Monday
+  Northfield and Lower Brook   Tuesday
+  Kingsmoor and Pelling        Wednesday
+  Riverside and Highcross      Friday
+
+Bins must be out by 6.30am on your collection day, at the edge
+of your property, with the lid closed.
+
+----------------------------------------------
+FREQUENTLY ASKED QUESTIONS
+----------------------------------------------
+
+Q. My bin was missed. What should I do?
+A. Report it online or by phone by 5pm the day after your
+   collection day. We will return within two working days.
+
+Q. I need a new bin. Is there a charge?
+A. Replacement grey or blue bins cost £28 including
+   delivery.
+"""
+
+HEAT_PUMP = """# Thermavale AW-8 heat pump: user manual
+
+## 7. Maintenance
+
+Regular care keeps the unit running efficiently.
+
+**Every 3 months (owner):**
+
+- Clean the magnetic filter on the return pipe.
+- Check that the pressure gauge reads between 1.0 and 1.5 bar.
+
+**Every 12 months (qualified engineer):**
+
+- Full service, including a refrigerant leak check.
+"""
+
+
 @pytest.mark.parametrize(
     ("docs", "question", "quoted"),
     [
@@ -483,6 +531,24 @@ Treasurer: Sunita Kaur
             "Who is the allotment association's treasurer?",
             "- Treasurer: Sunita Kaur",
             id="a-lone-field-line",
+        ),
+        pytest.param(
+            {"bins.txt": BINS},
+            "Which day are bins emptied in Kingsmoor?",
+            "| Area | Collection day |\n| --- | --- |\n| Kingsmoor and Pelling | Wednesday |",
+            id="a-plain-text-row-set-out-in-columns",
+        ),
+        pytest.param(
+            {"bins.txt": BINS},
+            "My bin wasn't collected - how long do I have to report it?",
+            "A. Report it online or by phone by 5pm the day after your collection day.",
+            id="an-faq-answer-marked-a",
+        ),
+        pytest.param(
+            {"heat-pump.md": HEAT_PUMP},
+            "How often should I clean the magnetic filter on the heat pump?",
+            "**Every 3 months (owner):**\n- Clean the magnetic filter on the return pipe.",
+            id="a-list-item-under-its-lead-in",
         ),
     ],
 )

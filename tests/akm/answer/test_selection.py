@@ -16,6 +16,7 @@ from akm.answer.selection import (
     counted_noun,
     cut_event,
     fills_answer_type,
+    heading_words,
     measured_terms,
     mentions_event,
     opposite_event,
@@ -43,11 +44,16 @@ BEES = (
 )
 
 
-def _read(number: int, passage: str, heading: tuple[str, ...] = ()) -> ReadEvidence:
+def _read(number: int, passage: str, heading: tuple[str, ...] = (), title: str | None = None) -> ReadEvidence:
     locator = SimpleNamespace(heading_path=heading, value=f"{number}-{number}")
     row: Any = SimpleNamespace(
         evidence_id=f"row-{number}",
         scope=SimpleNamespace(locator=locator),
+        source=SimpleNamespace(
+            title=title,
+            canonical_path=f"docs/page-{number}.html",
+            canonical_uri=f"file:docs/page-{number}.html",
+        ),
         verification=SimpleNamespace(state="direct-read"),
     )
     return ReadEvidence(number=number, row=row, passage=passage)
@@ -1276,3 +1282,137 @@ def test_opening_hours_close_a_price_without_a_noun_and_a_name_the_passage_lacks
         question_focus("How much does the Care Plan cost at Brookfield?"), [claim], None
     )
     assert care.responsive, care.reason
+
+
+CONSTITUTION = (
+    "The club shall be called Fenbrook Harriers Running Club. The Club is affiliated to England Athletics."
+)
+CLUB_TITLE = "Fenbrook Harriers Running Club - Constitution"
+
+
+@pytest.mark.parametrize(
+    ("question", "claim", "context", "responsive"),
+    [
+        # Only the document's name ties the claim to the question: every passage of it would.
+        (
+            "Who looks after the money for Fenbrook Harriers?",
+            "The club shall be called Fenbrook Harriers Running Club.",
+            CONSTITUTION,
+            False,
+        ),
+        (
+            "Who looks after the money for Fenbrook Harriers?",
+            "Treasurer: Ravi Chandra looks after the money.",
+            "Treasurer: Ravi Chandra looks after the money.",
+            True,
+        ),
+        # A question that names nothing but the title is not held for it.
+        (
+            "Where is Fenbrook Harriers?",
+            "Fenbrook Harriers is based at the Fenbrook Leisure Centre, Station Road.",
+            CONSTITUTION,
+            True,
+        ),
+    ],
+)
+def test_a_claim_that_shares_only_its_document_s_title_with_the_question_does_not_answer_it(
+    question: str, claim: str, context: str, responsive: bool
+) -> None:
+    claim_in_context = ClaimInContext(
+        claim_id="claim-1", text=claim, context=context, heading=f"{CLUB_TITLE} 1. Name", title=CLUB_TITLE
+    )
+    verdict = check_responsiveness(question_focus(question), [claim_in_context], None)
+    assert verdict.responsive is responsive, verdict.reason
+    if not responsive:
+        assert "shares only its document's title with the question" in verdict.reason
+
+
+def test_a_compound_the_question_names_must_be_in_the_passage() -> None:
+    question = "Who is vice-chair of Fenbrook Harriers?"
+    officers = "Chair: Helen Marsh"
+    verdict = check_responsiveness(question_focus(question), [_claim(officers, officers)], None)
+    assert not verdict.responsive
+    assert "vice-ch" in verdict.reason
+    answer = ClaimInContext(
+        claim_id="claim-1",
+        text="Vice-chair: Tom Aldridge",
+        context="Vice-chair: Tom Aldridge",
+        heading=CLUB_TITLE,
+    )
+    assert check_responsiveness(question_focus(question), [answer], None).responsive
+
+
+def test_a_web_page_s_title_counts_as_its_heading_but_a_file_name_does_not() -> None:
+    page = _read(
+        1,
+        "Membership is free.",
+        ("Borrowing and membership",),
+        "Borrowing and membership | Hartwell Green Library",
+    )
+    assert (
+        heading_words(page.row)
+        == "Borrowing and membership | Hartwell Green Library Borrowing and membership"
+    )
+    # A title the path already gives, or one made up from the file's name, adds nothing.
+    assert heading_words(_read(1, "Text.", ("Fees", "Junior"), "Fees").row) == "Fees Junior"
+    assert heading_words(_read(1, "Text.", ("Fees",), "page-1").row) == "Fees"
+    selection = select_evidence(
+        "What time does Hartwell Green Library shut on a Thursday?",
+        [
+            page,
+            _read(
+                2,
+                "- Thursday: 9:30am – 7:30pm\n- Friday: 9:30am – 5:00pm",
+                ("Opening hours",),
+                "Opening hours | Hartwell Green Library",
+            ),
+        ],
+        None,
+    )
+    assert selection.best is not None and selection.best.text == "Thursday: 9:30am – 7:30pm"
+    assert selection.best.lexical == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("Adult members may have up to 15 items on loan at once, no more than 3 of them DVDs.", False),
+        ("| DVDs and Blu-ray | 1 week | 50p per day |", True),
+        ("Brown bins are delivered within 15 working days of payment.", True),
+        ("Report it by 5pm the day after your collection day.", True),
+        ("The trail is 11.4 km.", True),
+        ("The war lasted from 1939 to 1945.", True),
+        ("Bins are collected every Monday.", False),
+    ],
+)
+def test_how_long_is_answered_by_a_length_of_time_or_distance_not_any_figure(text: str, found: bool) -> None:
+    assert fills_answer_type(text, "number", "How long can I keep a DVD?") is found
+
+
+def test_a_count_of_members_counts_people() -> None:
+    question = "How many people have to turn up for the AGM to go ahead?"
+    assert fills_answer_type("The quorum is 20 members or 10% of the voting membership.", "number", question)
+    assert not fills_answer_type("The quorum is 20 motions or 10% of the votes.", "number", question)
+
+
+def test_opening_hours_say_when_it_shuts_and_a_condition_how_to_qualify() -> None:
+    assert mentions_event("Thursday: 9:30am – 7:30pm", "What time does the library shut on a Thursday?")
+    assert not mentions_event("Thursday: open for study", "What time does the library shut on a Thursday?")
+    question = "How do I qualify for the 7-year warranty?"
+    condition = "It is extended to 7 years if the unit is registered within 30 days of installation."
+    selection = select_evidence(
+        question, [_read(1, f"The standard warranty is 2 years. {condition}", ("Warranty",))], None
+    )
+    assert selection.best is not None and selection.best.text == condition and selection.best.type_match
+
+
+def test_a_list_item_is_read_with_the_line_that_leads_in_to_it() -> None:
+    passage = (
+        "**Every 3 months (owner):**\n\n- Clean the magnetic filter on the return pipe.\n- Check the gauge."
+    )
+    selection = select_evidence(
+        "How often should I clean the magnetic filter?", [_read(1, passage, ("Maintenance",))], None
+    )
+    assert selection.best is not None
+    assert selection.best.text == "Clean the magnetic filter on the return pipe."
+    assert selection.best.type_match
