@@ -272,10 +272,24 @@ STOPWORDS = frozenset(
 )
 
 
+# The scaffolding of a question, which says nothing of its topic: its question word, its auxiliary
+# verb and the asker's pronouns. In a small collection they are not common enough for BM25 to
+# ignore: "Can I pay for my bike repair with a cheque?" ranked a bin leaflet's FAQ ("Can I have a
+# bigger grey bin?", "my bin") above the bike shop's payment terms.
+QUESTION_WORDS = frozenset(
+    {
+        "what", "which", "who", "whom", "whose", "when", "where", "why", "how",
+        "do", "does", "did", "can", "could", "should", "would", "shall", "must", "am", "have", "has",
+        "i", "me", "my", "we", "us", "our", "you", "your",
+    }
+)  # fmt: skip
+
+
 def lexical_terms(query: str) -> list[str]:
-    """Lowercased query words without stopwords (all words when every word is a stopword)."""
+    """Lowercased query words without stopwords and a question's scaffolding (all words when every
+    word is one of those)."""
     words = list(dict.fromkeys(_WORD.findall(query.lower())))
-    content = [word for word in words if word not in STOPWORDS]
+    content = [word for word in words if word not in STOPWORDS and word not in QUESTION_WORDS]
     return content or words
 
 

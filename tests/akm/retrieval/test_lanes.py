@@ -13,6 +13,7 @@ from akm.retrieval.lanes import (
     LexicalLane,
     RelationshipLane,
     SemanticLane,
+    lexical_terms,
 )
 from akm.retrieval.orchestrate import retrieve
 from akm.retrieval.query import classify_query
@@ -170,3 +171,17 @@ def test_lane_runs_are_written_to_the_store(corpus_store: EvidenceStore, manifes
         ("qmd-semantic", "completed", None),
         ("graphify-relationship", "skipped", "query class semantic-recall: no link or neighbourhood intent"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("query", "terms"),
+    [
+        # A question's word, auxiliary and the asker's pronouns say nothing of its topic.
+        ("Can I pay for my bike repair with a cheque?", ["pay", "bike", "repair", "cheque"]),
+        ("What does error code E09 mean?", ["error", "code", "e09", "mean"]),
+        # A query of nothing else keeps its words.
+        ("What can I do?", ["what", "can", "i", "do"]),
+    ],
+)
+def test_lexical_terms_leave_out_a_question_s_scaffolding(query: str, terms: list[str]) -> None:
+    assert lexical_terms(query) == terms
