@@ -205,17 +205,16 @@ class _ClaimCheck:
         )
 
 
-def _title_only(focus: QuestionFocus, title: str, with_context: set[str]) -> bool:
+def _title_only(focus: QuestionFocus, title: str, claim_terms: set[str]) -> bool:
     """Whether the question's terms that its document's title lacks are all missing from the claim
-    and its passage (while it has some): only the title's name, which every passage of the
-    document shares, then ties the claim to the question."""
+    and its headings (while it has some): only the title's name, which every passage of the
+    document shares, then ties the claim to the question, whatever the sentences around it say
+    ("... free of charge" for the price of a Gold service, beside a sentence naming the Gold service)."""
     if not title:
         return False
     named = set(content_terms(title))
     beyond = [term for term in focus.weights if term not in named]
-    return (
-        bool(beyond) and len(beyond) < len(focus.weights) and not any(term in with_context for term in beyond)
-    )
+    return bool(beyond) and len(beyond) < len(focus.weights) and not any(term in claim_terms for term in beyond)
 
 
 def check_responsiveness(
@@ -276,7 +275,7 @@ def check_responsiveness(
                 other=other_kind(focus.question, claim.text, claim.context, claim.heading)
                 or other_day(focus.question, claim.text, claim.before, claim.heading),
                 role=absent_role(focus.question, claim.text, claim.heading),
-                title_only=_title_only(focus, claim.title, with_context),
+                title_only=_title_only(focus, claim.title, claim_terms),
                 opposite=opposite_event(focus.question, claim.text),
                 event=focus.answer_type != "date"
                 or (

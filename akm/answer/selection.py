@@ -310,7 +310,7 @@ _DATE_QUESTION = re.compile(
 _NUMBER_QUESTION = re.compile(
     r"\bhow (?:many|much|long|far|old|large|big|high|tall|deep|wide|often|fast|heavy)\b|"
     r"\b(?:what|which) (?:percentage|percent|number|amount|proportion|fraction|size|length|population)\b|"
-    r"\bwhat (?:is|was|are|were) the (?:population|number|percentage|amount|size|length|height|area|"
+    r"\bwhat (?:is|was|are|were) the (?:[a-z]+ )?(?:population|number|percentage|amount|size|length|height|area|"
     r"cost|price|distance|depth|speed|weight|temperature|salary|wage|fee|fare|rent)\b|"
     # "What salary do new staff get?", "what fee is charged?": an amount of money.
     r"\bwhat (?:salary|salaries|wage|wages|fee|fees|fare|fares|rent|price|prices)\b|"
@@ -1199,8 +1199,13 @@ _OPENING_QUESTION_WORD = re.compile(
 )
 
 
+# "What's", "who's": the question word and "is", as the patterns of question kinds read them.
+_CONTRACTED_IS = re.compile(r"\b(what|who|where|when|how|which)['’]s\b", re.IGNORECASE)
+
+
 def answer_type_of(question: str) -> AnswerType:
     """The kind of answer the question's wording asks for ("any" when it does not say)."""
+    question = _CONTRACTED_IS.sub(r"\1 is", question)
     if _DATE_QUESTION.search(question):
         return "date"
     if _PHONE_QUESTION.search(question):
@@ -1236,6 +1241,7 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
     """
     if answer_type == "any":
         return True
+    question = _CONTRACTED_IS.sub(r"\1 is", question)
     if answer_type == "date":
         # A year the question names is what it is about, not its answer ("When did they win the
         # championship prior to 2000?" is not answered by "they won it in 2000").

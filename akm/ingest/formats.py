@@ -216,7 +216,11 @@ def _pdf_layout(raw: bytes, limits: ExtractionLimits) -> _Layout:
             start, after_heading = len(lines), True
         if len(lines) > start:
             sections.append(_pdf_section(path, start, len(lines), origin, number))
-    return _Layout(lines, sections, pages=page_count)
+    # A heading the PDF opens with, in its largest type, is its title (as a DOCX's first heading is
+    # where the document has no title of its own).
+    opening = pages[0][1][0]
+    title = opening[0].strip() if levels.get(opening[1]) == 1 else None
+    return _Layout(lines, sections, pages=page_count, title=title)
 
 
 def _pdf_section(path: Sequence[tuple[int, str]], start: int, end: int, origin: int, page: int) -> _Section:

@@ -1416,3 +1416,32 @@ def test_a_list_item_is_read_with_the_line_that_leads_in_to_it() -> None:
     assert selection.best is not None
     assert selection.best.text == "Clean the magnetic filter on the return pipe."
     assert selection.best.type_match
+
+
+def test_a_contracted_question_word_asks_as_the_whole_one_does() -> None:
+    assert answer_type_of("What's the price of a Gold service?") == "number"
+    assert answer_type_of("What's the yearly fee for a student?") == "number"
+    assert answer_type_of("Who's the treasurer?") == "person"
+    assert not fills_answer_type(
+        "Every Gold service includes a free re-check.", "number", "What's the price of it?"
+    )
+
+
+def test_a_claim_that_meets_the_question_only_in_its_neighbours_and_the_title_does_not_answer() -> None:
+    title = "Spokesmith Cycles - Workshop Price List & Terms"
+    passage = (
+        "If an adjustment we made goes out of true, we will re-adjust it free of charge. "
+        "Every Silver and Gold service includes one free re-check within six weeks."
+    )
+    claim = ClaimInContext(
+        claim_id="claim-1",
+        text="If an adjustment we made goes out of true, we will re-adjust it free of charge.",
+        context=passage,
+        heading=f"{title} Terms and conditions",
+        title=title,
+    )
+    verdict = check_responsiveness(
+        question_focus("What's the price of a Gold service at Spokesmith Cycles?"), [claim], None
+    )
+    assert not verdict.responsive
+    assert "shares only its document's title with the question" in verdict.reason

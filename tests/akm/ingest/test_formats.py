@@ -105,6 +105,12 @@ def test_pdf_lines_in_larger_type_are_the_heading_path_of_the_text_below_them() 
         ]
     )
     assert [chunk.heading_path for chunk in extract_document(PDF, display).chunks] == [()]
+    # The heading the PDF opens with, in its largest type, is its title; a PDF that opens with body
+    # text has none of its own.
+    assert document.title == "Skarvholm Lighthouse: a short history"
+    assert extract_document(PDF, display).title is None
+    body_first = pdf_bytes([["Body text first.", (20, "Later heading"), "More text."]])
+    assert extract_document(PDF, body_first).title is None
 
 
 PAGE = b"""<!doctype html>
