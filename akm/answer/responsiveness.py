@@ -214,7 +214,9 @@ def _title_only(focus: QuestionFocus, title: str, claim_terms: set[str]) -> bool
         return False
     named = set(content_terms(title))
     beyond = [term for term in focus.weights if term not in named]
-    return bool(beyond) and len(beyond) < len(focus.weights) and not any(term in claim_terms for term in beyond)
+    return (
+        bool(beyond) and len(beyond) < len(focus.weights) and not any(term in claim_terms for term in beyond)
+    )
 
 
 def check_responsiveness(
