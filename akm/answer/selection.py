@@ -1133,9 +1133,9 @@ _DURATION_QUESTION = re.compile(r"\bhow long\b", re.IGNORECASE)
 # What answers a "how long": a number of units of time or of length, a span between two years, or
 # how long something lasts up to ("until 31 March", "overnight").
 _DURATION = re.compile(
-    r"(?:\b\d+(?:[.,]\d+)?|\b(?:an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-    r"fifteen|twenty|thirty|forty|fifty|sixty|ninety|hundred|several|few|many|half(?: an?)?))"
-    r"[\s-]*(?:(?:more|extra|working|business|calendar|school|clear|full)\s+)?"
+    r"(?:\b\d+(?:[.,]\d+)?[\s-]*|\b(?:an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"fifteen|twenty|thirty|forty|fifty|sixty|ninety|hundred|several|few|many|half(?: an?)?)[\s-]+)"
+    r"(?:(?:more|extra|working|business|calendar|school|clear|full)\s+)?"
     r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|nights?|weeks?|fortnights?|months?|years?|yrs?|"
     r"decades?|centur(?:y|ies)|terms?|seasons?|semesters?|m|km|kilomet(?:re|er)s?|met(?:re|er)s?|miles?|"
     r"feet|foot|ft|inch(?:es)?|cm|mm|yards?)\b|"

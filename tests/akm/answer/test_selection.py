@@ -1383,6 +1383,8 @@ def test_a_web_page_s_title_counts_as_its_heading_but_a_file_name_does_not() -> 
         ("The trail is 11.4 km.", True),
         ("The war lasted from 1939 to 1945.", True),
         ("Bins are collected every Monday.", False),
+        ("I am a member and so am I.", False),
+        ("It lasts a fortnight, or 45km on foot.", True),
     ],
 )
 def test_how_long_is_answered_by_a_length_of_time_or_distance_not_any_figure(text: str, found: bool) -> None:
