@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from akm.claims.words import full_form
 from akm.contract.ids import utc_now_iso
 from akm.contract.models import EvidenceRow, LaneName, LaneRun
 from akm.embedding import Embedder
@@ -287,10 +288,18 @@ QUESTION_WORDS = frozenset(
 
 def lexical_terms(query: str) -> list[str]:
     """Lowercased query words without stopwords and a question's scaffolding (all words when every
-    word is one of those)."""
+    word is one of those), and the full word of each short form among them."""
     words = list(dict.fromkeys(_WORD.findall(query.lower())))
     content = [word for word in words if word not in STOPWORDS and word not in QUESTION_WORDS]
-    return content or words
+    # A short form is searched for with the word it stands for ("temp" and "temperature").
+    spelled = [
+        part
+        for word in content
+        if (full := full_form(word)) is not None
+        for part in _WORD.findall(full)
+        if part not in content
+    ]
+    return list(dict.fromkeys(content + spelled)) if content else words
 
 
 class LexicalLane(StoreLane):

@@ -181,6 +181,9 @@ def test_lane_runs_are_written_to_the_store(corpus_store: EvidenceStore, manifes
         ("What does error code E09 mean?", ["error", "code", "e09", "mean"]),
         # A query of nothing else keeps its words.
         ("What can I do?", ["what", "can", "i", "do"]),
+        # A short form is searched for with the word it stands for.
+        ("What's the max nozzle temp?", ["s", "max", "nozzle", "temp", "maximum", "temperature"]),
+        ("Why won't it join the wifi?", ["won", "t", "join", "wifi", "wi", "fi"]),
     ],
 )
 def test_lexical_terms_leave_out_a_question_s_scaffolding(query: str, terms: list[str]) -> None:
