@@ -555,6 +555,11 @@ def _checked(
                 for row_id in assessment.support_row_ids
                 if row_id in passages
             ),
+            columns=" ".join(
+                row_header(passages[row_id].passage, assessment.claim.text)
+                for row_id in assessment.support_row_ids
+                if row_id in passages
+            ).strip(),
             title=" ".join(
                 document_title(passages[row_id].row)
                 for row_id in assessment.support_row_ids

@@ -101,6 +101,8 @@ class ClaimInContext:
     # The line that leads in to the list the claim is an item of ("**Every 3 months (owner):**"):
     # what it says, each item says (also part of ``heading``).
     lead: str = ""
+    # The header of the table a quoted row belongs to (also part of ``heading``): what its cells are.
+    columns: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,7 +259,7 @@ def check_responsiveness(
                 terms=claim_focus.coverage(claim_terms),
                 similarity=similarity,
                 type_found=fills_answer_type(
-                    f"{claim.lead} {claim.text}".strip(), focus.answer_type, focus.question
+                    f"{claim.lead} {claim.text}".strip(), focus.answer_type, focus.question, claim.columns
                 )
                 and names_method(f"{claim.text} {claim.asked}", focus.question),
                 adds=not is_non_answer(claim.text, focus.question),

@@ -49,6 +49,7 @@ from akm.claims import (
     table_header,
 )
 from akm.claims.quantities import DAY_OF_MONTH, MONTH, WEEKDAY, mentions_date, quantities
+from akm.claims.words import full_form
 from akm.contract.models import EvidenceRow
 from akm.embedding import Embedder, EmbeddingModelError
 from akm.support import ReadEvidence
@@ -420,7 +421,9 @@ _FREQUENCY = re.compile(
     r"\b(?:once|twice|thrice|(?:\d+|two|three|four|five|six|seven|eight|nine|ten|several|many)\s+times)\b|"
     r"\b(?:a|an|per)\s+(?:day|night|week|fortnight|month|quarter|season|year|hour|minute)\b|"
     r"\b(?:never|always|rarely|seldom|usually|fortnightly|quarterly|biannually)\b|"
-    r"\bevery\s+(?:[a-z]+\s+)?(?:days|nights|weeks|months|years|hours|minutes|decades|centuries)\b",
+    # "every other day", "every 50 printing hours", "every 6,000 miles"
+    r"\bevery\s+(?:\d[\d,]*\s+)?(?:[a-z]+\s+)?"
+    r"(?:days|nights|weeks|months|years|hours|minutes|decades|centuries|miles|kilomet(?:re|er)s|km|uses|cycles)\b",
     re.IGNORECASE,
 )
 _EVERY_DAY = re.compile(r"\b(?:daily|every day|each day|weekdays?|weekends?)\b", re.IGNORECASE)
@@ -738,6 +741,7 @@ _REASON_CUE = re.compile(
     r"reasons?|hence|thus|which is why|that is why|cause|root cause|grounds)\b|,\s*so\b",
     re.IGNORECASE,
 )
+_REASON_COLUMN = re.compile(r"\b(?:causes?|reasons?|why)\b", re.IGNORECASE)
 _PLACE_CUE = re.compile(
     r"\b(?:in|at|near|from|on|across|throughout|under|inside|within|beside|outside|off|along|behind|above|"
     r"below|beneath|opposite|between|next\s+to)\s+"
@@ -1075,16 +1079,24 @@ _IRREGULAR_FORMS: dict[str, str] = {
 }  # fmt: skip
 
 
+def _base_form(word: str) -> str:
+    """The word a term is taken from: a verb's base for an irregular form, the full word for a
+    short form ("took": "take", "temp": "temperature"); else the word itself."""
+    lowered = word.lower()
+    return _IRREGULAR_FORMS.get(lowered) or full_form(lowered) or word
+
+
 _CAPITALISED_RUN = re.compile(r"\b[A-Z][a-z'’]+(?:[ \t]+(?:of|and|the|for|[A-Z][a-z'’]+)){1,6}\b")
 
 
 def content_terms(text: str) -> list[str]:
     """Stems of the content words of ``text`` (function words and question words left out; an
-    irregular form of a verb stands for its base: "took" and "taken" for "take")."""
+    irregular form of a verb stands for its base: "took" and "taken" for "take"; a short form for
+    the full word: "temp" for "temperature")."""
     terms: list[str] = []
     for word in _WORD.findall(text):
         if word.lower() not in _STOPWORDS:
-            terms.append(stem(_IRREGULAR_FORMS.get(word.lower(), word)))
+            terms.append(stem(_base_form(word)))
         if "-" in word.strip("-"):
             terms.extend(stem(part) for part in _PART.findall(word) if part.lower() not in _STOPWORDS)
     return terms
@@ -1174,7 +1186,7 @@ def question_focus(question: str) -> QuestionFocus:
             weight = 2.0
         elif len(word) >= 8:
             weight = 1.5
-        term = stem(_IRREGULAR_FORMS.get(word.lower(), word))
+        term = stem(_base_form(word))
         weights[term] = max(weights.get(term, 0.0), weight)
     return QuestionFocus(question=question, weights=weights, answer_type=answer_type_of(question))
 
@@ -1232,8 +1244,10 @@ def answer_type_of(question: str) -> AnswerType:
     return "any"
 
 
-def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") -> bool:
+def fills_answer_type(text: str, answer_type: AnswerType, question: str = "", columns: str = "") -> bool:
     """True when ``text`` holds something of the asked-for kind that the question itself lacks.
+
+    ``columns`` is the header of the table ``text`` is a row of, if any: what its cells are.
 
     Some questions ask for a narrower kind than their type: "which day" for a day (a weekday, a
     day of a month, "every day"), not a year; "what is the price" for an amount of money; "how many
@@ -1298,7 +1312,8 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "") ->
             return _states_count(text, counted, question)
         return bool(quantities(text)) or bool(_NUMBER_WORD.search(text))
     if answer_type == "reason":
-        return bool(_REASON_CUE.search(text))
+        # A table row's cell under a "Cause" or "Reason" column is one, whatever its words.
+        return bool(_REASON_CUE.search(text)) or bool(columns and _REASON_COLUMN.search(columns))
     asked = {stem(word) for word in _WORD.findall(question)}
     if answer_type == "person":
         deed = _DEED_QUESTION.search(question)
@@ -1387,6 +1402,12 @@ _SAME_WORDS: tuple[frozenset[str], ...] = (
     frozenset({"allow", "permit"}),
     frozenset({"year", "annual"}),
     frozenset({"ring", "call", "phon", "telepho"}),
+    frozenset({"rehears", "practis", "practic"}),
+    frozenset({"shut", "clos"}),
+    frozenset({"rent", "rental", "hire"}),
+    frozenset({"begin", "start", "commenc"}),
+    # "a second driver" is an additional one
+    frozenset({"additio", "second", "extra", "anoth"}),
 )
 
 
@@ -1403,10 +1424,12 @@ def measured_terms(question: str, text: str) -> set[str]:
     said = {word for word, value in _MEASURE_VALUES.items() if word in asked and value.search(text)}
     asked_stems = {stem(word) for word in asked}
     text_stems = {stem(word) for word in _WORD.findall(text)}
+    same_said: set[str] = set()
     for same in _SAME_WORDS:
         if text_stems & same:
-            said |= (asked_stems & same) - text_stems
-    return {stem(word) for word in said}
+            same_said |= (asked_stems & same) - text_stems
+    # Stems already: a stem stemmed again may lose more ("practis" would read "practi").
+    return {stem(word) for word in said} | same_said
 
 
 def answered_kind_terms(question: str, text: str) -> set[str]:
@@ -2054,7 +2077,7 @@ def score_sentences(
     """Every sentence of every passage (fragments under ``MIN_SENTENCE_WORDS`` words left out),
     each scored without any copy of the question it quotes."""
     question_terms = set(focus.weights)
-    spans: list[tuple[ReadEvidence, int, int, str, set[str], set[str], set[str], str, str]] = []
+    spans: list[tuple[ReadEvidence, int, int, str, set[str], set[str], set[str], str, str, str]] = []
     for item in evidence:
         heading_terms = set(content_terms(_heading_words(item)))
         # An abbreviation the question uses ("AGM") is met by the passage or its headings spelling it
@@ -2104,15 +2127,25 @@ def score_sentences(
             # A table row's column headers name what each of its cells is, as a heading does, and
             # so does the line that leads in to a list ("**Every 3 months (owner):**").
             header = table_header(item.passage, span)
-            named = heading_terms | asked
-            if header is not None:
-                named |= set(content_terms(header.slice(item.passage)))
+            columns = "" if header is None else header.slice(item.passage)
+            named = heading_terms | asked | set(content_terms(columns))
             lead = lead_in(item.passage, span)
             lead_text = "" if lead is None else lead.slice(item.passage)
             named |= set(content_terms(lead_text))
             terms = set(content_terms(text)) | measured_terms(focus.question, text)
             spans.append(
-                (item, span.start, span.end, text, terms, named, context_terms, asked_text, lead_text)
+                (
+                    item,
+                    span.start,
+                    span.end,
+                    text,
+                    terms,
+                    named,
+                    context_terms,
+                    asked_text,
+                    lead_text,
+                    columns,
+                )
             )
     similarities = question_similarities(embedder, focus.question, [text for _, _, _, text, *_ in spans])
     scored: list[ScoredSentence] = []
@@ -2126,6 +2159,7 @@ def score_sentences(
         context_terms,
         asked_text,
         lead_text,
+        columns,
     ), similarity in zip(spans, similarities, strict=True):
         scored.append(
             ScoredSentence(
@@ -2138,7 +2172,9 @@ def score_sentences(
                 semantic=similarity,
                 # The deed a "how do I" asks about may be named by the FAQ question it answers.
                 # What a list's lead-in says ("Every 3 months:") its items say too.
-                type_match=fills_answer_type(f"{lead_text} {text}".strip(), focus.answer_type, focus.question)
+                type_match=fills_answer_type(
+                    f"{lead_text} {text}".strip(), focus.answer_type, focus.question, columns
+                )
                 and names_method(f"{text} {asked_text}", focus.question)
                 and opposite_event(focus.question, text) is None
                 and other_day(focus.question, text, heading=_heading_words(item)) is None,
@@ -2195,6 +2231,7 @@ def select_evidence(question: str, evidence: Sequence[ReadEvidence], embedder: E
             len(chosen) < MAX_ANSWER_SENTENCES
             and sentence.score >= chosen[0].score - SECOND_SENTENCE_MARGIN
             and sentence.new_terms > 0
+            and not _another_entry(chosen[0], sentence, focus)
         ):
             chosen.append(sentence)
         else:
@@ -2209,6 +2246,34 @@ def select_evidence(question: str, evidence: Sequence[ReadEvidence], embedder: E
         sentences=tuple(_moved(sentence, renumbered) for sentence in sorted(chosen, key=_rank_key)),
         ranked=tuple(ranked),
     )
+
+
+def _is_entry(sentence: ScoredSentence) -> bool:
+    passage, span = sentence.evidence.passage, TextSpan(sentence.start, sentence.end)
+    return (
+        is_table_row(passage, span)
+        or is_list_item(passage, span)
+        or is_field_entry(passage, span)
+        or is_line_entry(passage, span)
+    )
+
+
+def _another_entry(best: ScoredSentence, other: ScoredSentence, focus: QuestionFocus) -> bool:
+    """Whether ``other`` is an entry beside ``best``'s about another thing: a row, item or line of
+    the same passage whose own words name fewer of the question's terms, none that ``best`` lacks.
+
+    Entries of one table or list are alternatives ("| Silver | £45 |" beside "| Gold | £70 |"): the
+    row the question names answers it, the one above it only scores near for sharing the columns.
+    A runner-up that names a term the best does not ("Saturday" and "Sunday" both asked) is kept.
+    """
+    if best.evidence.row.evidence_id != other.evidence.row.evidence_id:
+        return False
+    if not (_is_entry(best) and _is_entry(other)):
+        return False
+    asked = set(focus.weights)
+    named_best = asked & set(content_terms(best.text))
+    named_other = asked & set(content_terms(other.text))
+    return named_other < named_best
 
 
 def _rank_key(sentence: ScoredSentence) -> float:

@@ -523,7 +523,7 @@ Regular care keeps the unit running efficiently.
             {"allotments.md": ALLOTMENTS},
             "How much is the yearly rent on a half plot?",
             "| Plot size | Approx. area | Annual rent | Water charge |\n| --- | --- | --- | --- |\n"
-            "| Full plot | 250 m² | £96.00 | £12.00 |\n| Half plot | 125 m² | £52.00 | £8.00 |",
+            "| Half plot | 125 m² | £52.00 | £8.00 |",
             id="a-row-under-its-header",
         ),
         pytest.param(
@@ -565,3 +565,75 @@ def test_an_entry_without_a_verb_is_quoted_as_an_entry_and_answers(
     assert quoted in result.answer, result.answer
     assert result.claims and all(claim.status == "supported" for claim in result.claims)
     assert packet_findings(result.packet.to_json()) == []
+
+
+def test_the_row_the_question_names_is_quoted_without_the_row_beside_it(tmp_path: Path) -> None:
+    # The full plot's row shares the rent column with the half plot's and scores near it, but the
+    # question names the half plot: the row above it is about another plot, not more of the answer.
+    result = _ask_once(
+        tmp_path,
+        {"allotments.md": ALLOTMENTS},
+        "How much is the yearly rent on a half plot?",
+        FixedGenerator(""),
+    )
+    assert result.verdict == "PASS", result.packet.verification.verdict_reasons
+    assert "Half plot" in result.answer
+    assert "Full plot" not in result.answer, result.answer
+
+
+def test_rows_for_each_thing_the_question_names_are_both_quoted(tmp_path: Path) -> None:
+    # Asked for both plots, both rows are quoted: a row beside the best one is left out only when
+    # it names none of the question's terms that the best row lacks. (The verdict is not asserted:
+    # each row alone covers only part of a question about two things.)
+    result = _ask_once(
+        tmp_path,
+        {"allotments.md": ALLOTMENTS},
+        "How much is the yearly rent on a full plot and on a half plot?",
+        FixedGenerator(""),
+    )
+    assert "Half plot" in result.answer and "Full plot" in result.answer, result.answer
+
+
+PRINTER = """# Forge S3 Troubleshooting Guide
+
+## Common problems
+
+| Symptom | Likely cause | Fix |
+|---|---|---|
+| First layer does not stick to the bed | Bed dirty or nozzle too far from the bed | Clean the sheet with alcohol. |
+| Printer will not connect to Wi-Fi | 5 GHz network selected | The printer supports 2.4 GHz networks only. |
+
+## Maintenance
+
+**Every 50 printing hours:**
+
+- Clean the X and Y rods and apply a thin film of the supplied grease.
+
+**Every 12 months:**
+
+- Replace the PEI sheet if the surface is worn.
+"""
+
+
+@pytest.mark.parametrize(
+    ("question", "quoted"),
+    [
+        pytest.param(
+            "Why won't my Forge S3 connect to my wifi?",
+            "| Printer will not connect to Wi-Fi | 5 GHz network selected |",
+            id="a-row-under-a-cause-column-answers-why",
+        ),
+        pytest.param(
+            "How often do I need to grease the rods on my Forge S3?",
+            "**Every 50 printing hours:**\n- Clean the X and Y rods",
+            id="every-so-many-hours-of-use-answers-how-often",
+        ),
+    ],
+)
+def test_a_troubleshooting_table_and_a_maintenance_schedule_answer(
+    tmp_path: Path, question: str, quoted: str
+) -> None:
+    result = _ask_once(tmp_path, {"printer.md": PRINTER}, question, FixedGenerator(""))
+    assert result.verdict == "PASS", result.packet.verification.verdict_reasons
+    assert quoted in result.answer, result.answer
+    assert "Every 12 months" not in result.answer

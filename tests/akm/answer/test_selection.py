@@ -1447,3 +1447,48 @@ def test_a_claim_that_meets_the_question_only_in_its_neighbours_and_the_title_do
     )
     assert not verdict.responsive
     assert "shares only its document's title with the question" in verdict.reason
+
+
+def test_a_short_form_meets_the_word_a_document_spells_out() -> None:
+    assert (
+        content_terms("max nozzle temp, photos, wifi")
+        == content_terms("Maximum nozzle temperature, photographs, Wi-Fi")[:5]
+    )
+    specs = (
+        "## Specifications\n\n| Item | Value |\n|---|---|\n| Maximum bed temperature | 110 °C |\n"
+        "| Maximum nozzle temperature | 285 °C |\n| Filament diameter | 1.75 mm |"
+    )
+    selection = select_evidence("What's the max nozzle temp?", [_read(1, specs, ("Specifications",))], None)
+    assert selection.best is not None and selection.best.text == "| Maximum nozzle temperature | 285 °C |"
+
+
+def test_a_cause_column_answers_why_and_a_reasonless_row_does_not() -> None:
+    row = "| Printer will not connect to Wi-Fi | 5 GHz network selected | Select a 2.4 GHz network. |"
+    question = "Why won't my printer connect to my wifi?"
+    assert fills_answer_type(row, "reason", question, "| Symptom | Likely cause | Fix |")
+    assert not fills_answer_type(row, "reason", question, "| Symptom | Setting | Fix |")
+    assert not fills_answer_type(row, "reason", question)
+
+
+def test_every_so_many_hours_of_use_says_how_often() -> None:
+    question = "How often do I need to grease the rods?"
+    assert fills_answer_type("**Every 50 printing hours:** Grease the rods.", "number", question)
+    assert fills_answer_type(
+        "Change the oil every 6,000 miles.", "number", "How often should I change the oil?"
+    )
+    assert not fills_answer_type("Grease the rods with the supplied PTFE grease.", "number", question)
+
+
+def test_words_people_use_for_the_same_deed_or_thing() -> None:
+    # "practise" as "rehearse", "shut" as "close", "hire" as "rent", "start" as "begin", and a
+    # "second" driver is an additional one, no other kind of driver.
+    assert measured_terms("When does the choir practise?", "Rehearsals are on Wednesdays.") == {"practis"}
+    assert measured_terms("When does the café shut?", "The café closes at 4pm.") == {"shut"}
+    assert measured_terms("Can I hire a van?", "Vans can be rented by the day.") == {"hire"}
+    assert measured_terms("When does term start?", "Term begins on 4 September.") == {"start"}
+    question = "How much extra to add a second driver?"
+    row = "Additional driver £9 per day (max £90 per rental)"
+    assert other_kind(question, row, f"Extras\n{row}\nYoung driver £15 per day") is None
+    assert other_kind("How much is a learner driver?", row, f"Extras\n{row}\nYoung driver £15 per day") == (
+        "additional driver (asked: learner driver)"
+    )
