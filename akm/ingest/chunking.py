@@ -29,8 +29,6 @@ _MARKDOWN_LINK = re.compile(r"(?<!!)\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\
 _WIKILINK = re.compile(r"\[\[([^\]|#]+)(?:#([^\]|]*))?(?:\|[^\]]*)?\]\]")
 _EXTERNAL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 DEFAULT_MAX_CHARS = 1200
-# A table is cut into pieces only past this many times the chunk size.
-TABLE_MAX_FACTOR = 2
 
 
 @dataclass(frozen=True)
@@ -247,12 +245,6 @@ def _split_long_block(lines: list[str], first: int, last: int, max_chars: int) -
     return pieces
 
 
-def _is_table(lines: list[str]) -> bool:
-    """Whether a block is a table: a Markdown table's rows, or rows set out in columns."""
-    filled = [line for line in lines if line.strip()]
-    return len(filled) >= 3 and all(line.lstrip().startswith("|") or is_cell_line(line) for line in filled)
-
-
 def is_markup_line(line: str) -> bool:
     """Whether a line would read as a Markdown heading or code fence."""
     return bool(_HEADING.match(line) or _FENCE.match(line))
@@ -277,11 +269,11 @@ def chunk_text(text: str, *, markdown: bool, max_chars: int = DEFAULT_MAX_CHARS)
     for section in _sections(lines, markdown=markdown):
         groups: list[tuple[int, int]] = []
         for first, last in _blocks(lines, section.start, section.end):
-            size = sum(len(line) + 1 for line in lines[first:last])
-            # A table stays whole up to twice the size: a piece cut off below its header row no
-            # longer says what its cells are ("| Printer will not connect | 5 GHz network |").
-            limit = TABLE_MAX_FACTOR * max_chars if _is_table(lines[first:last]) else max_chars
-            pieces = _split_long_block(lines, first, last, max_chars) if size > limit else [(first, last)]
+            pieces = (
+                _split_long_block(lines, first, last, max_chars)
+                if sum(len(line) + 1 for line in lines[first:last]) > max_chars
+                else [(first, last)]
+            )
             for piece_first, piece_last in pieces:
                 if groups:
                     group_first, group_last = groups[-1]

@@ -170,36 +170,3 @@ def test_a_plain_text_s_own_title_is_its_first_line_or_email_subject() -> None:
     assert plain_text_title("Spring newsletter\n\nThe garden opens in May.\n") == "Spring newsletter"
     assert plain_text_title(EMAIL) == "Year 10 volcano field trip - key details"
     assert plain_text_title("The garden opens in May. It closes in\nOctober.\n") is None
-
-
-def _table(rows: int) -> str:
-    lines = ["| Symptom | Likely cause | Fix |", "|---|---|---|"]
-    lines += [
-        f"| Symptom number {n} of the printer | Cause number {n} of it | Fix number {n}, step by step |"
-        for n in range(rows)
-    ]
-    return "\n".join(lines)
-
-
-def test_a_table_stays_whole_up_to_twice_the_chunk_size() -> None:
-    # Cut below its header row, a table's rows no longer say what their cells are.
-    table = _table(20)
-    assert 1200 < len(table) <= 2400
-    chunks = chunk_text(f"# Guide\n\n## Problems\n\n{table}\n", markdown=True)
-    assert len(chunks) == 1
-    assert chunks[0].text.endswith("Fix number 19, step by step |")
-    assert "| Symptom | Likely cause | Fix |" in chunks[0].text
-    # A paragraph of lines of that size is still cut at the chunk size.
-    prose = "\n".join(
-        f"Line number {n} of a long paragraph about the printer's problems and fixes." for n in range(20)
-    )
-    assert len(prose) > 1200
-    assert len(chunk_text(f"# Guide\n\n## Problems\n\n{prose}\n", markdown=True)) == 2
-
-
-def test_a_table_past_twice_the_chunk_size_is_cut_into_pieces() -> None:
-    table = _table(40)
-    assert len(table) > 2400
-    chunks = chunk_text(f"# Guide\n\n## Problems\n\n{table}\n", markdown=True)
-    assert len(chunks) > 1
-    assert all(len(chunk.text) <= 1200 + 100 for chunk in chunks)
