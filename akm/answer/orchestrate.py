@@ -50,7 +50,14 @@ from akm.answer.results import (
     GeneratedAnswer,
     source_path,
 )
-from akm.answer.selection import Selection, content_terms, document_title, heading_words, select_evidence
+from akm.answer.selection import (
+    Selection,
+    content_terms,
+    document_title,
+    heading_words,
+    select_evidence,
+    text_before,
+)
 from akm.answer.tidy import drop_non_answers, tidy_answer
 from akm.bundle import ClaimJudgement, PacketBundle, fresh_rows, save_packet_bundle
 from akm.claims import (
@@ -529,7 +536,7 @@ def _checked(
             heading=" ".join(
                 heading_words(passages[row_id].row)
                 + " "
-                + row_header(passages[row_id].passage, assessment.claim.text)
+                + _row_columns(passages[row_id], assessment.claim.text)
                 + " "
                 + asked_before(passages[row_id].passage, assessment.claim.text)
                 for row_id in assessment.support_row_ids
@@ -556,7 +563,7 @@ def _checked(
                 if row_id in passages
             ),
             columns=" ".join(
-                row_header(passages[row_id].passage, assessment.claim.text)
+                _row_columns(passages[row_id], assessment.claim.text)
                 for row_id in assessment.support_row_ids
                 if row_id in passages
             ).strip(),
@@ -571,6 +578,16 @@ def _checked(
     ]
     responsiveness = check_responsiveness(selection.focus, in_context, embedder)
     return _Composed(text, composition, support, len(claims), responsiveness)
+
+
+def _row_columns(item: ReadEvidence, claim: str) -> str:
+    """The header of the table row a claim quotes: in its passage, or for a table cut in two
+    between chunks, in the text before the passage (see `columns_of`)."""
+    header = row_header(item.passage, claim)
+    if header or not claim.lstrip().startswith("|"):
+        return header
+    before = text_before(item)
+    return row_header(f"{before}\n{item.passage}", claim) if before else ""
 
 
 def _responsiveness_reason(composed: _Composed) -> str:

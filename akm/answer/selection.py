@@ -305,7 +305,8 @@ _SUFFIXES = (
 _SIBILANTS = ("s", "x", "z", "ch", "sh")
 _DATE_QUESTION = re.compile(
     r"^\s*(?:when\b|(?:in |during |by |at |until |till |before |after )?(?:what|which) "
-    r"(?:year|years|date|dates|day|days|month|months|century|decade|era|period|time)\b)",
+    r"(?:year|years|date|dates|day|days|month|months|century|decade|era|period|time|"
+    r"nights?|evenings?|mornings?|afternoons?)\b)",
     re.IGNORECASE,
 )
 _NUMBER_QUESTION = re.compile(
@@ -409,7 +410,9 @@ _TIME_OR_FREQUENCY = re.compile(
     re.IGNORECASE,
 )
 _YEAR = re.compile(r"\b(1\d{3}|20\d{2})s?\b")
-_DAY_QUESTION = re.compile(r"\b(?:what|which) days?\b|\bon what day\b", re.IGNORECASE)
+_DAY_QUESTION = re.compile(
+    r"\b(?:what|which) (?:days?|nights?|evenings?|mornings?|afternoons?)\b|\bon what day\b", re.IGNORECASE
+)
 _HOW_OFTEN = re.compile(r"\bhow often\b", re.IGNORECASE)
 # A span of time in a table's cell, under a column that says what it is ("Replace after: 3 years").
 _TABLE_DURATION = re.compile(
@@ -1176,6 +1179,12 @@ def question_focus(question: str) -> QuestionFocus:
         if asked_with is not None and word.lower() == asked_with:
             asked_with = None
             continue
+        if (
+            dated
+            and word.lower() == "week"
+            and [w.lower() for w in words[max(index - 2, 0) : index]] == ["of", "the"]
+        ):
+            continue  # "which night of the week": it asks for a day, the week is no topic
         if duration and (
             (word.lower() == "long" and index > 0 and words[index - 1].lower() == "how")
             or word.lower() in {"take", "takes", "took", "last", "lasts", "lasted"}
@@ -1404,7 +1413,6 @@ _SAME_WORDS: tuple[frozenset[str], ...] = (
     frozenset({"ring", "call", "phon", "telepho"}),
     frozenset({"rehears", "practis", "practic"}),
     frozenset({"shut", "clos"}),
-    frozenset({"rent", "rental", "hire"}),
     frozenset({"begin", "start", "commenc"}),
     # "a second driver" is an additional one
     frozenset({"additio", "second", "extra", "anoth"}),
@@ -2008,6 +2016,28 @@ def _heading_words(item: ReadEvidence) -> str:
     return heading_words(item.row)
 
 
+def text_before(item: ReadEvidence) -> str:
+    """The text just before the passage that retrieval attached as its context ("" when none)."""
+    content = getattr(item.row, "content", None)
+    return getattr(content, "before", None) or ""
+
+
+def columns_of(item: ReadEvidence, span: TextSpan) -> str:
+    """The header row of the table a row of the passage belongs to ("" when none): in the passage,
+    or, for a table cut in two between chunks, in the text before it (the header of the first
+    piece says what the cells of the second are). Context only: it is never quoted as evidence."""
+    header = table_header(item.passage, span)
+    if header is not None:
+        return header.slice(item.passage)
+    before = text_before(item)
+    if not before or not is_table_row(item.passage, span):
+        return ""
+    combined = f"{before}\n{item.passage}"
+    shift = len(before) + 1
+    header = table_header(combined, TextSpan(span.start + shift, span.end + shift))
+    return "" if header is None else header.slice(combined)
+
+
 def _body_words(passage: str) -> int:
     return len(re.findall(r"\w+", re.sub(r"(?m)^[ \t]*#{1,6}[ \t].*$", "", passage)))
 
@@ -2126,8 +2156,7 @@ def score_sentences(
                 continue
             # A table row's column headers name what each of its cells is, as a heading does, and
             # so does the line that leads in to a list ("**Every 3 months (owner):**").
-            header = table_header(item.passage, span)
-            columns = "" if header is None else header.slice(item.passage)
+            columns = columns_of(item, span)
             named = heading_terms | asked | set(content_terms(columns))
             lead = lead_in(item.passage, span)
             lead_text = "" if lead is None else lead.slice(item.passage)
@@ -2310,6 +2339,7 @@ __all__ = [
     "ScoredSentence",
     "Selection",
     "answer_type_of",
+    "columns_of",
     "combined_score",
     "content_terms",
     "fills_answer_type",
@@ -2319,5 +2349,6 @@ __all__ = [
     "score_sentences",
     "select_evidence",
     "stem",
+    "text_before",
     "without_question",
 ]

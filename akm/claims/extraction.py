@@ -97,6 +97,14 @@ _INSTRUCTION = re.compile(
 # such as "Incident report: checkout outage" has no full stop).
 _LABELLED = re.compile(r"^\W*[A-Z][\w'’-]*(?:\s+[\w'’-]+){0,2}:\s+\w.*[.!]\W*$")
 _VERB_ENDING = re.compile(r"\b[a-z]{2,}(?:ed|es|s)\b")
+# A verb in its plain form after a plural subject or a pronoun, which has no such ending either:
+# "Rehearsals take place every Wednesday", "We meet at 7:30 pm".
+_PLAIN_VERB = re.compile(
+    r"\b(?:[A-Za-z]{3,}s|[Ww]e|[Tt]hey|[Yy]ou|I)\s+(?:usually\s+|always\s+|often\s+|also\s+)?"
+    r"(?:take|run|open|close|start|begin|meet|need|pay|cost|get|go|come|give|make|keep|stay|last|apply|"
+    r"include|cover|receive|require|allow|use|remain|finish|end|sing|play|work|serve|offer|provide|"
+    r"charge|accept|hold|leave|arrive|return|sit|stand)\b"
+)
 # Irregular past forms, which have no such ending: "She sank in a storm in 1931."
 _IRREGULAR_VERB = re.compile(
     r"\b(?:sank|sunk|sang|sung|swam|began|begun|became|become|came|went|gone|saw|seen|took|taken|gave|"
@@ -165,7 +173,8 @@ def is_statement(text: str) -> bool:
     """True when ``text`` states something; headings, section titles and bare names do not.
 
     A statement has at least three words and a verb (an auxiliary such as "is" or "has", a
-    lowercase word with a verb's ending, or an irregular past form such as "sank"), or it is an
+    lowercase word with a verb's ending, an irregular past form such as "sank", or a plain form
+    after a plural subject or a pronoun: "Rehearsals take place ..."), or it is an
     instruction that opens with its verb ("Heat the oven to 220 °C."), or a labelled value with a
     full stop ("Owner: Sam Okoro."). A heading marker, a leading
     section number, or Title Case words with no closing full stop make a title, not a claim.
@@ -186,6 +195,7 @@ def is_statement(text: str) -> bool:
         _AUXILIARY.search(text)
         or _VERB_ENDING.search(text)
         or _IRREGULAR_VERB.search(text)
+        or _PLAIN_VERB.search(text)
         or _INSTRUCTION.match(text)
         or _LABELLED.match(text)
     )

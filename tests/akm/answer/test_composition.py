@@ -637,3 +637,31 @@ def test_a_troubleshooting_table_and_a_maintenance_schedule_answer(
     assert result.verdict == "PASS", result.packet.verification.verdict_reasons
     assert quoted in result.answer, result.answer
     assert "Every 12 months" not in result.answer
+
+
+def test_a_row_of_a_table_cut_between_chunks_keeps_its_header_from_the_passage_before(
+    tmp_path: Path,
+) -> None:
+    # A table longer than a chunk is cut between rows; the piece below has no header row of its own,
+    # but the passage before it (attached as context) has: its "Likely cause" column says that the
+    # row's second cell answers a "why". The header is context, not quoted.
+    rows = [
+        f"| Problem number {n} with the extruder | Worn part number {n} | Replace part number {n} and recalibrate. |"
+        for n in range(14)
+    ]
+    table = "\n".join(
+        [
+            "| Symptom | Likely cause | Fix |",
+            "|---|---|---|",
+            *rows,
+            "| Printer will not connect to Wi-Fi | 5 GHz network selected | Select a 2.4 GHz network. |",
+        ]
+    )
+    assert len(table) > 1200
+    doc = f"# Forge S3 Troubleshooting Guide\n\n## Common problems\n\n{table}\n"
+    result = _ask_once(
+        tmp_path, {"printer.md": doc}, "Why won't my Forge S3 connect to my wifi?", FixedGenerator("")
+    )
+    assert result.verdict == "PASS", result.packet.verification.verdict_reasons
+    assert "| Printer will not connect to Wi-Fi | 5 GHz network selected |" in result.answer
+    assert "Likely cause" not in result.answer

@@ -12,6 +12,7 @@ from akm.answer.selection import (
     absent_role,
     answer_type_of,
     answered_kind_terms,
+    columns_of,
     content_terms,
     counted_noun,
     cut_event,
@@ -31,6 +32,7 @@ from akm.answer.selection import (
     without_question,
 )
 from akm.answer.tidy import drop_non_answers, is_non_answer, refers_back
+from akm.claims import sentence_spans
 from akm.support import ReadEvidence
 
 BRIDGE = (
@@ -1480,11 +1482,10 @@ def test_every_so_many_hours_of_use_says_how_often() -> None:
 
 
 def test_words_people_use_for_the_same_deed_or_thing() -> None:
-    # "practise" as "rehearse", "shut" as "close", "hire" as "rent", "start" as "begin", and a
+    # "practise" as "rehearse", "shut" as "close", "start" as "begin", and a
     # "second" driver is an additional one, no other kind of driver.
     assert measured_terms("When does the choir practise?", "Rehearsals are on Wednesdays.") == {"practis"}
     assert measured_terms("When does the café shut?", "The café closes at 4pm.") == {"shut"}
-    assert measured_terms("Can I hire a van?", "Vans can be rented by the day.") == {"hire"}
     assert measured_terms("When does term start?", "Term begins on 4 September.") == {"start"}
     question = "How much extra to add a second driver?"
     row = "Additional driver £9 per day (max £90 per rental)"
@@ -1492,3 +1493,34 @@ def test_words_people_use_for_the_same_deed_or_thing() -> None:
     assert other_kind("How much is a learner driver?", row, f"Extras\n{row}\nYoung driver £15 per day") == (
         "additional driver (asked: learner driver)"
     )
+
+
+def test_which_night_of_the_week_asks_for_a_day() -> None:
+    question = "Which night of the week does the choir practise?"
+    assert answer_type_of(question) == "date"
+    assert set(question_focus(question).weights) == {"choir", "practis"}
+    assert fills_answer_type("Rehearsals take place every Wednesday from 7:30 pm.", "date", question)
+    assert not fills_answer_type("The choir year has three terms of 12 rehearsals.", "date", question)
+    passage = (
+        "Rehearsals take place every Wednesday during term time from 7:30 pm to 9:30 pm.\n"
+        "The choir year is divided into three terms of 12 rehearsals each. In the week before each "
+        "concert there is an additional rehearsal."
+    )
+    selection = select_evidence(
+        question, [_read(1, passage, ("Community Choir handbook", "Rehearsals"))], None
+    )
+    assert selection.best is not None and selection.best.text.startswith(
+        "Rehearsals take place every Wednesday"
+    )
+
+
+def test_a_row_below_a_cut_takes_its_columns_from_the_text_before_the_passage() -> None:
+    before = "| Symptom | Likely cause | Fix |\n|---|---|---|\n| Bed lifts | Bed too cool | Raise it. |"
+    passage = "| Printer will not connect to Wi-Fi | 5 GHz network selected | Pick 2.4 GHz. |"
+    item = _read(1, passage, ("Problems",))
+    item.row.content = SimpleNamespace(before=before)
+    (span,) = sentence_spans(passage)
+    assert columns_of(item, span) == "| Symptom | Likely cause | Fix |"
+    # Prose between them: the row is no part of that table.
+    item.row.content = SimpleNamespace(before=before + "\n\nSome prose follows the table.")
+    assert columns_of(item, span) == ""

@@ -13,6 +13,7 @@ from akm.claims import (
     detect_claim_class,
     extract_claims,
     is_claimable,
+    is_statement,
     months,
     quantities,
     sentence_spans,
@@ -242,6 +243,20 @@ def test_a_statement_beside_a_title_is_still_a_claim() -> None:
 )
 def test_a_sentence_with_an_irregular_past_is_a_claim(sentence: str) -> None:
     assert [claim.text for claim in extract_claims(sentence, important_classes=())] == [sentence]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "claim"),
+    [
+        # A plain verb after a plural subject or a pronoun, with no other word that reads as a verb.
+        ("Rehearsals take place every Wednesday during term time from 7:30 pm to 9:30 pm.", True),
+        ("We meet at the hall at 7 pm.", True),
+        # Title Case stays a title.
+        ("Opening Hours Take Effect", False),
+    ],
+)
+def test_a_plain_verb_after_a_plural_subject_or_a_pronoun_makes_a_claim(sentence: str, claim: bool) -> None:
+    assert is_statement(sentence) is claim
 
 
 def test_a_list_entry_or_table_row_with_a_figure_is_a_claim() -> None:
