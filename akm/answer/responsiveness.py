@@ -64,6 +64,14 @@ from akm.answer.selection import (
     within_a_range,
 )
 from akm.answer.tidy import is_non_answer, refers_back
+from akm.claims import (
+    claim_text,
+    is_field_entry,
+    is_line_entry,
+    is_list_item,
+    is_table_row,
+    sentence_spans,
+)
 from akm.embedding import Embedder
 
 # The weighted share of the question's terms that the claim and its supporting passage must hold;
@@ -147,6 +155,11 @@ class _ClaimCheck:
     # ("Who looks after the money for Fenbrook Harriers?" and the club's constitution saying "The
     # club shall be called Fenbrook Harriers"): every passage of that document would.
     title_only: bool = False
+    # Names the question gives that a quoted entry (a table row, a list item, a line of fields)
+    # lacks, with its headings and column headers: an entry says all it is about, so a row of
+    # "Maximum bed temperature | 110 °C" does not answer what to set for PETG, though the passage
+    # names PETG elsewhere.
+    entry_lacks: tuple[str, ...] = ()
 
     @property
     def focus_min(self) -> float:
@@ -168,6 +181,7 @@ class _ClaimCheck:
             and self.role is None
             and self.opposite is None
             and not self.title_only
+            and not self.entry_lacks
             and self.event
             and typed_ok
             and self.focus >= self.focus_min - 1e-9
@@ -196,7 +210,7 @@ class _ClaimCheck:
             )
             + ("" if self.unnamed is None else f", names no {self.unnamed} (asked {self.asking})")
             + ("" if self.event else ", says not what happened then")
-            + ("" if self.other is None else f", speaks of a {self.other}")
+            + ("" if self.other is None else f", speaks of another kind: {self.other}")
             + ("" if self.role is None else f", names no {self.role} (asked who)")
             + (
                 ""
@@ -204,7 +218,26 @@ class _ClaimCheck:
                 else f", says {self.opposite[1]!r} where the question asks {self.opposite[0]!r}"
             )
             + (", shares only its document's title with the question" if self.title_only else "")
+            + (
+                f", an entry that does not name the question's {', '.join(self.entry_lacks)}"
+                if self.entry_lacks
+                else ""
+            )
         )
+
+
+def _quotes_an_entry(context: str, claim: str) -> bool:
+    """Whether ``claim`` quotes an entry of its passage: a table row, a list item or a line of fields."""
+    wanted = claim_text(claim)
+    for span in sentence_spans(context):
+        if claim_text(span.slice(context)) == wanted:
+            return (
+                is_table_row(context, span)
+                or is_list_item(context, span)
+                or is_field_entry(context, span)
+                or is_line_entry(context, span)
+            )
+    return False
 
 
 def _title_only(focus: QuestionFocus, title: str, claim_terms: set[str]) -> bool:
@@ -280,6 +313,14 @@ def check_responsiveness(
                 or other_day(focus.question, claim.text, claim.before, claim.heading),
                 role=absent_role(focus.question, claim.text, claim.heading),
                 title_only=_title_only(focus, claim.title, claim_terms),
+                entry_lacks=tuple(
+                    term
+                    for term in names
+                    if term not in claim_terms
+                    and term not in focus.spelled_out(f"{claim.text} {claim.heading}")
+                )
+                if _quotes_an_entry(claim.context, claim.text)
+                else (),
                 opposite=opposite_event(focus.question, claim.text),
                 event=focus.answer_type != "date"
                 or (

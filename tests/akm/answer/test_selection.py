@@ -878,7 +878,7 @@ def test_a_claim_about_another_kind_of_what_was_asked_does_not_answer() -> None:
     )
     verdict = check_responsiveness(question_focus(half), [_claim(prices, prices)], None)
     assert not verdict.responsive
-    assert "speaks of a full plot (asked: half plot)" in verdict.reason
+    assert "speaks of another kind: full plot (asked: half plot)" in verdict.reason
     # The passage says which permit the price is for, though the claim does not.
     permit = "Every hiker who stays overnight needs an overnight permit. The permit costs 25 euros."
     claim = "The permit costs 25 euros."
@@ -939,7 +939,7 @@ def test_a_who_question_for_a_role_is_answered_only_by_a_claim_that_names_the_ro
     assert other_kind(first, last, LIGHTHOUSE) == "last keeper (asked: first keeper)"
     assert other_kind("Who is the head coach?", "Ann Berg is the team's coach.", "") is None
     verdict = check_responsiveness(question_focus(first), [_claim(last, LIGHTHOUSE)], None)
-    assert "speaks of a last keeper (asked: first keeper)" in verdict.reason
+    assert "speaks of another kind: last keeper (asked: first keeper)" in verdict.reason
 
 
 def test_a_figure_after_number_names_and_what_model_asks_for_a_name() -> None:
@@ -1524,3 +1524,34 @@ def test_a_row_below_a_cut_takes_its_columns_from_the_text_before_the_passage() 
     # Prose between them: the row is no part of that table.
     item.row.content = SimpleNamespace(before=before + "\n\nSome prose follows the table.")
     assert columns_of(item, span) == ""
+
+
+def test_an_entry_that_does_not_name_what_the_question_names_does_not_answer() -> None:
+    # The specification row gives the maximum bed temperature; the question asks what to set for
+    # PETG, which the passage names only in another sentence. A row says all it is about.
+    focus = question_focus("What bed temperature should I set for printing PETG on the Forge S3?")
+    passage = (
+        "| Item | Value |\n|---|---|\n| Maximum bed temperature | 110 °C |\n\n"
+        "Supported filaments include PLA, PETG and ABS."
+    )
+    row = ClaimInContext(
+        claim_id="c1",
+        text="| Maximum bed temperature | 110 °C |",
+        context=passage,
+        heading="Forge S3 Guide Specifications | Item | Value |",
+        title="Forge S3 Guide",
+        columns="| Item | Value |",
+    )
+    verdict = check_responsiveness(focus, [row], None)
+    assert not verdict.responsive
+    assert "an entry that does not name the question's petg" in verdict.reason
+    # A row that names it answers.
+    named = ClaimInContext(
+        claim_id="c2",
+        text="| PETG | 80 °C |",
+        context="| Filament | Bed temperature |\n|---|---|\n| PETG | 80 °C |",
+        heading="Forge S3 Guide Bed temperatures | Filament | Bed temperature |",
+        title="Forge S3 Guide",
+        columns="| Filament | Bed temperature |",
+    )
+    assert check_responsiveness(focus, [named], None).responsive
