@@ -1416,6 +1416,8 @@ _SAME_WORDS: tuple[frozenset[str], ...] = (
     frozenset({"begin", "start", "commenc"}),
     # "a second driver" is an additional one
     frozenset({"additio", "second", "extra", "anoth"}),
+    # "my son" is the "your child" of a school's letter
+    frozenset({"child", "childr", "son", "daught", "kid"}),
 )
 
 

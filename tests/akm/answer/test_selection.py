@@ -1487,6 +1487,7 @@ def test_words_people_use_for_the_same_deed_or_thing() -> None:
     assert measured_terms("When does the choir practise?", "Rehearsals are on Wednesdays.") == {"practis"}
     assert measured_terms("When does the café shut?", "The café closes at 4pm.") == {"shut"}
     assert measured_terms("When does term start?", "Term begins on 4 September.") == {"start"}
+    assert measured_terms("Who do I tell if my son is off?", "If your child is absent, call us.") == {"son"}
     question = "How much extra to add a second driver?"
     row = "Additional driver £9 per day (max £90 per rental)"
     assert other_kind(question, row, f"Extras\n{row}\nYoung driver £15 per day") is None
