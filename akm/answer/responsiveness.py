@@ -42,6 +42,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from akm.answer.selection import (
+    MEASURE_TERMS,
     QuestionFocus,
     absent_role,
     answered_kind_terms,
@@ -244,13 +245,21 @@ def _title_only(focus: QuestionFocus, title: str, claim_terms: set[str]) -> bool
     """Whether the question's terms that its document's title lacks are all missing from the claim
     and its headings (while it has some): only the title's name, which every passage of the
     document shares, then ties the claim to the question, whatever the sentences around it say
-    ("... free of charge" for the price of a Gold service, beside a sentence naming the Gold service)."""
+    ("... free of charge" for the price of a Gold service, beside a sentence naming the Gold service).
+    A measure's word met only by a value counts only where the question names nothing else beyond
+    the title ("How much does the museum cost?")."""
     if not title:
         return False
     named = set(content_terms(title))
     beyond = [term for term in focus.weights if term not in named]
-    return (
-        bool(beyond) and len(beyond) < len(focus.weights) and not any(term in claim_terms for term in beyond)
+    if not beyond or len(beyond) == len(focus.weights):
+        return False
+    # A measure's word ("price", "open") is met by any value of it: where the question names more
+    # than the measure ("the daily price for a small car", "when the café opens"), the claim must
+    # meet some of that too, not only state a price or an opening time of the title's subject.
+    topic = [term for term in beyond if term not in MEASURE_TERMS]
+    return not any(term in claim_terms for term in beyond) or (
+        bool(topic) and not any(term in claim_terms for term in topic)
     )
 
 

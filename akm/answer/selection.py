@@ -1404,6 +1404,11 @@ _MEASURE_VALUES: dict[str, re.Pattern[str]] = {
 }
 
 
+# The stems of those words: a claim that meets the question only in one of them ("£60" for "price")
+# says a value of the measure, not of the thing the question asks it of.
+MEASURE_TERMS = frozenset(stem(word) for word in _MEASURE_VALUES)
+
+
 # Words that say the same deed or state, by stem: "When did the mill stop grinding?" is answered by
 # "Commercial milling ended in 1961"; "Am I allowed ...?" by "... are not permitted".
 _SAME_WORDS: tuple[frozenset[str], ...] = (
@@ -2335,6 +2340,7 @@ def _moved(sentence: ScoredSentence, kept: Sequence[ReadEvidence]) -> ScoredSent
 
 
 __all__ = [
+    "MEASURE_TERMS",
     "AnswerType",
     "PassageExclusion",
     "QuestionFocus",

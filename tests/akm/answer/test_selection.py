@@ -1556,3 +1556,42 @@ def test_an_entry_that_does_not_name_what_the_question_names_does_not_answer() -
         columns="| Filament | Bed temperature |",
     )
     assert check_responsiveness(focus, [named], None).responsive
+
+
+MUSEUM_TITLE = "Harwick Valley Museum - Plan your visit"
+
+
+@pytest.mark.parametrize(
+    ("question", "claim", "responsive"),
+    [
+        # The café is what the question asks the opening time of; the museum's own hours state a time
+        # and "open", and share nothing else with it beyond the title.
+        (
+            "What time does the café at Harwick Valley Museum open?",
+            "We are open on bank holiday Mondays from 11:00 to 16:00.",
+            False,
+        ),
+        # Asked only what the title's subject costs, a price of it answers.
+        ("How much does it cost to visit Harwick Valley Museum?", "Adult admission is £8.50.", True),
+        # The day the question names is in the claim: the hours answer.
+        (
+            "What time does Harwick Valley Museum shut on a Saturday?",
+            "Saturday hours are 10:00 to 17:00.",
+            True,
+        ),
+    ],
+)
+def test_a_measure_met_only_by_a_value_does_not_tie_a_claim_to_what_the_question_names(
+    question: str, claim: str, responsive: bool
+) -> None:
+    claim_in_context = ClaimInContext(
+        claim_id="claim-1",
+        text=claim,
+        context=f"{claim} The Exchange Café closes 30 minutes before the museum.",
+        heading=f"{MUSEUM_TITLE} Opening hours",
+        title=MUSEUM_TITLE,
+    )
+    verdict = check_responsiveness(question_focus(question), [claim_in_context], None)
+    assert verdict.responsive is responsive, verdict.reason
+    if not responsive:
+        assert "shares only its document's title with the question" in verdict.reason
