@@ -1527,35 +1527,44 @@ def test_a_row_below_a_cut_takes_its_columns_from_the_text_before_the_passage() 
     assert columns_of(item, span) == ""
 
 
-def test_an_entry_that_does_not_name_what_the_question_names_does_not_answer() -> None:
-    # The specification row gives the maximum bed temperature; the question asks what to set for
-    # PETG, which the passage names only in another sentence. A row says all it is about.
+def _table_row(row: str, header: str, after: str = "") -> ClaimInContext:
+    """A quoted table row of the printer guide, its header row as its columns."""
+    rule = "|" + "---|" * (header.count("|") - 1)
+    return ClaimInContext(
+        claim_id="claim-1",
+        text=row,
+        context=f"{header}\n{rule}\n{row}\n\n{after}".strip(),
+        heading=f"Forge S3 Guide {header}",
+        title="Forge S3 Guide",
+        columns=header,
+    )
+
+
+@pytest.mark.parametrize(
+    ("claim", "responsive"),
+    [
+        # The specification row gives the maximum bed temperature; the question asks what to set
+        # for PETG, which the passage names only in another sentence. A row says all it is about.
+        (
+            _table_row(
+                "| Maximum bed temperature | 110 °C |",
+                "| Item | Value |",
+                "Supported filaments include PLA, PETG and ABS.",
+            ),
+            False,
+        ),
+        # A row that names it answers.
+        (_table_row("| PETG | 80 °C |", "| Filament | Bed temperature |"), True),
+    ],
+)
+def test_an_entry_that_does_not_name_what_the_question_names_does_not_answer(
+    claim: ClaimInContext, responsive: bool
+) -> None:
     focus = question_focus("What bed temperature should I set for printing PETG on the Forge S3?")
-    passage = (
-        "| Item | Value |\n|---|---|\n| Maximum bed temperature | 110 °C |\n\n"
-        "Supported filaments include PLA, PETG and ABS."
-    )
-    row = ClaimInContext(
-        claim_id="c1",
-        text="| Maximum bed temperature | 110 °C |",
-        context=passage,
-        heading="Forge S3 Guide Specifications | Item | Value |",
-        title="Forge S3 Guide",
-        columns="| Item | Value |",
-    )
-    verdict = check_responsiveness(focus, [row], None)
-    assert not verdict.responsive
-    assert "an entry that does not name the question's petg" in verdict.reason
-    # A row that names it answers.
-    named = ClaimInContext(
-        claim_id="c2",
-        text="| PETG | 80 °C |",
-        context="| Filament | Bed temperature |\n|---|---|\n| PETG | 80 °C |",
-        heading="Forge S3 Guide Bed temperatures | Filament | Bed temperature |",
-        title="Forge S3 Guide",
-        columns="| Filament | Bed temperature |",
-    )
-    assert check_responsiveness(focus, [named], None).responsive
+    verdict = check_responsiveness(focus, [claim], None)
+    assert verdict.responsive is responsive, verdict.reason
+    if not responsive:
+        assert "an entry that does not name the question's petg" in verdict.reason
 
 
 MUSEUM_TITLE = "Harwick Valley Museum - Plan your visit"
