@@ -58,8 +58,10 @@ from akm.answer.selection import (
     opposite_event,
     other_day,
     other_kind,
+    other_variant,
     question_names,
     question_similarities,
+    same_sense_terms,
     states_instead,
     unnamed_kind,
     within_a_range,
@@ -286,6 +288,7 @@ def check_responsiveness(
         with_context = (
             claim_terms
             | set(content_terms(claim.context))
+            | same_sense_terms(focus.question, f"{claim.heading}\n{claim.context}")
             | focus.spelled_out(f"{claim.heading}\n{claim.context}")
         )
         # "Which tool ..." answered by a claim that names a tool but not the word: the kind is left out
@@ -319,7 +322,8 @@ def check_responsiveness(
                 asking=(focus.question.split() or ["which"])[0].lower(),
                 # Another kind of the noun asked ("full plot" for "half plot"), or another day.
                 other=other_kind(focus.question, claim.text, claim.context, claim.heading)
-                or other_day(focus.question, claim.text, claim.before, claim.heading),
+                or other_day(focus.question, claim.text, claim.before, claim.heading)
+                or other_variant(focus.question, claim.text, claim.heading),
                 role=absent_role(focus.question, claim.text, claim.heading),
                 title_only=_title_only(focus, claim.title, claim_terms),
                 entry_lacks=tuple(

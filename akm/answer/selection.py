@@ -277,6 +277,34 @@ _STOPWORDS = frozenset(
             for ending in ("s", "m", "re", "ve", "ll", "d")
             for apostrophe in "'’"
         ),
+        # The same typed without the apostrophe: "whats the ip address", "im an nhs patient".
+        "whats",
+        "wheres",
+        "whos",
+        "hows",
+        "whens",
+        "whys",
+        "thats",
+        "theres",
+        "im",
+        "ive",
+        "youre",
+        "youve",
+        "theyre",
+        "weve",
+        "dont",
+        "doesnt",
+        "didnt",
+        "cant",
+        "isnt",
+        "arent",
+        "wasnt",
+        "wont",
+        "shouldnt",
+        "couldnt",
+        "wouldnt",
+        "hasnt",
+        "havent",
     ]
 )
 # A number keeps its inner separators ("4.2", "12,000") but not a sentence's full stop or comma
@@ -317,7 +345,9 @@ _NUMBER_QUESTION = re.compile(
     # "What salary do new staff get?", "what fee is charged?": an amount of money.
     r"\bwhat (?:salary|salaries|wage|wages|fee|fees|fare|fares|rent|price|prices)\b|"
     # "What oven temperature ...", "how cold can it get?": a temperature.
-    r"\b(?:what|which)\s+(?:[a-z]+\s+)?temperatures?\b|\bhow (?:hot|cold|warm|cool)\b",
+    r"\b(?:what|which)\s+(?:[a-z]+\s+)?temperatures?\b|\bhow (?:hot|cold|warm|cool)\b|"
+    # "Min length for a password?", "what's the maximum load?": a limit is a figure.
+    r"^\s*(?:min|max|minimum|maximum)\b|\bwhats?(?:\s+is|\s+are)?\s+the\s+(?:min|max|minimum|maximum)\b",
     re.IGNORECASE,
 )
 _PERSON_QUESTION = re.compile(r"^\s*(?:who|whom|whose)\b|\bwho\s+(?:was|is|were|did)\b", re.IGNORECASE)
@@ -376,6 +406,41 @@ _PLACE_QUESTION = re.compile(
     r"^\s*where\b|\b(?:what|which) (?:city|country|state|place|region|town|county|continent|location|area|nation|island|river)\b",
     re.IGNORECASE,
 )
+# "What's the IP address of the router?", "Which address do I send it to?", "whats the website":
+# a place of a narrower kind, an address (see `fills_answer_type`).
+_ADDRESS_QUESTION = re.compile(
+    r"\b(?:what|which)(?:\s+is|\s+are|['’]?s)?\s+(?:the\s+|your\s+|its\s+|their\s+|our\s+|my\s+)?"
+    r"(?:(?P<kind>ip|web|website|email|e-mail|internet|postal|street|home|office|delivery|return)\s+)?"
+    r"(?:address(?:es)?\b(?!\s+book)|(?P<web>url|website|web\s*site)\b)",
+    re.IGNORECASE,
+)
+# An address on the web or a network: "192.168.1.254", "https://...", "www.example.org", an e-mail.
+_WEB_ADDRESS = re.compile(
+    r"\b\d{1,3}(?:\.\d{1,3}){3}\b|\b[A-Za-z][\w+.-]*://\S+|\bwww\.[\w-]+\.\S+|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+    r"|\b[\w-]+\.(?:com|org|net|io|info|co\.uk|org\.uk|gov\.uk|ac\.uk)\b",
+    re.IGNORECASE,
+)
+# An address in a street: "4 Church Lane", "12a High Street", or a postcode ("DE6 1AB", "SW1A 2AA").
+_STREET_ADDRESS = re.compile(
+    r"\b\d+[A-Za-z]?,?\s+(?:[A-Z][\w'’-]*\s+){1,3}(?:Street|St|Road|Rd|Lane|Ln|Avenue|Ave|Way|Close|Drive|"
+    r"Place|Square|Terrace|Crescent|Row|Hill|Court|Gardens|Parade|Walk|Green|Park|Mews|Yard|Quay|Boulevard|"
+    r"Blvd)\b|\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b"
+)
+_WEB_KINDS = frozenset({"ip", "web", "website", "email", "e-mail", "internet"})
+
+
+def _states_address(text: str, question: str) -> bool:
+    """Whether ``text`` gives the kind of address ``question`` asks for: one on the web or a network
+    for an IP, web or e-mail address (or a URL, a website), else that or one in a street."""
+    match = _ADDRESS_QUESTION.search(question)
+    web = match is not None and (
+        bool(match.group("web")) or (match.group("kind") or "").lower() in _WEB_KINDS
+    )
+    return bool(_WEB_ADDRESS.search(text) or _PATH.search(text)) or (
+        not web and bool(_STREET_ADDRESS.search(text))
+    )
+
+
 # Narrower kinds within the date and number types (see `fills_answer_type`).
 # A present-tense "when" asks about something that recurs: "When does the job run?" (not "When did
 # the bakery open?", which asks for a date).
@@ -707,6 +772,8 @@ def _states_count(text: str, noun: str, question: str = "") -> bool:
             continue  # "220 °C", "41%": a measure, not a count
         if _CURRENCY_BEFORE.search(text, 0, match.start()):
             continue  # "€35": an amount of money counts nothing
+        if _NUMBER_BEFORE.search(text, 0, match.start()):
+            continue  # "million" in "£5 million": the scale of the number before it, judged by itself
         if number in named or _VERSION_BEFORE.search(text, 0, match.start()):
             continue
         valued = _VALUE_OF.search(text, 0, match.start())
@@ -736,6 +803,8 @@ _FRACTIONS = frozenset(
     {"halves", "thirds", "quarters", "fifths", "tenths", "hundreds", "thousands", "millions"}
 )
 _CURRENCY_BEFORE = re.compile(r"[$£€¥₹]\s?$")
+_NUMBER_BEFORE = re.compile(r"\d\s*$")
+_ITEM_NUMBER = re.compile(r"^\s*\(?\d{1,2}[.)]\s+")
 
 
 _REASON_QUESTION = re.compile(r"^\s*why\b|\bwhat (?:caused|causes|led to|is the reason)\b", re.IGNORECASE)
@@ -1082,11 +1151,12 @@ _IRREGULAR_FORMS: dict[str, str] = {
 }  # fmt: skip
 
 
-def _base_form(word: str) -> str:
+def _base_form(word: str, before: str = "") -> str:
     """The word a term is taken from: a verb's base for an irregular form, the full word for a
-    short form ("took": "take", "temp": "temperature"); else the word itself."""
+    short form ("took": "take", "temp": "temperature"; ``before`` is the word before it); else the
+    word itself."""
     lowered = word.lower()
-    return _IRREGULAR_FORMS.get(lowered) or full_form(lowered) or word
+    return _IRREGULAR_FORMS.get(lowered) or full_form(lowered, before) or word
 
 
 _CAPITALISED_RUN = re.compile(r"\b[A-Z][a-z'’]+(?:[ \t]+(?:of|and|the|for|[A-Z][a-z'’]+)){1,6}\b")
@@ -1097,11 +1167,15 @@ def content_terms(text: str) -> list[str]:
     irregular form of a verb stands for its base: "took" and "taken" for "take"; a short form for
     the full word: "temp" for "temperature")."""
     terms: list[str] = []
+    before = ""
     for word in _WORD.findall(text):
         if word.lower() not in _STOPWORDS:
-            terms.append(stem(_base_form(word)))
+            terms.append(stem(_base_form(word, before)))
         if "-" in word.strip("-"):
             terms.extend(stem(part) for part in _PART.findall(word) if part.lower() not in _STOPWORDS)
+            # "e-bike" is also written "ebike".
+            terms.append(stem(word.replace("-", "")))
+        before = word
     return terms
 
 
@@ -1195,7 +1269,7 @@ def question_focus(question: str) -> QuestionFocus:
             weight = 2.0
         elif len(word) >= 8:
             weight = 1.5
-        term = stem(_base_form(word))
+        term = stem(_base_form(word, words[index - 1] if index else ""))
         weights[term] = max(weights.get(term, 0.0), weight)
     return QuestionFocus(question=question, weights=weights, answer_type=answer_type_of(question))
 
@@ -1221,7 +1295,7 @@ _OPENING_QUESTION_WORD = re.compile(
 
 
 # "What's", "who's": the question word and "is", as the patterns of question kinds read them.
-_CONTRACTED_IS = re.compile(r"\b(what|who|where|when|how|which)['’]s\b", re.IGNORECASE)
+_CONTRACTED_IS = re.compile(r"\b(what|who|where|when|how|which)['’]?s\b", re.IGNORECASE)
 
 
 def answer_type_of(question: str) -> AnswerType:
@@ -1246,7 +1320,7 @@ def answer_type_of(question: str) -> AnswerType:
         return "number"
     if _PERSON_QUESTION.search(question):
         return "person"
-    if _PLACE_QUESTION.search(question):
+    if _PLACE_QUESTION.search(question) or _ADDRESS_QUESTION.search(question):
         return "place"
     if _REASON_QUESTION.search(question):
         return "reason"
@@ -1283,6 +1357,8 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "", co
         # "When does the job run?": a time of day or how often answers it, not a "which year".
         return bool(_WHEN_QUESTION.search(question) and _TIME_OR_FREQUENCY.search(text))
     if answer_type == "number":
+        # "5. Type your new password": an item's number in a list is no figure of what it says.
+        text = _ITEM_NUMBER.sub("", text)
         if _PHONE_QUESTION.search(question):
             return bool(_PHONE.search(text))
         unit = _PER_UNIT_QUESTION.search(question)
@@ -1343,6 +1419,8 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "", co
             stem(match.group()) not in asked and not _PLACE_BEFORE.search(text, 0, match.start())
             for match in _CAPITALISED.finditer(text)
         )
+    if _ADDRESS_QUESTION.search(question):
+        return _states_address(text, question)
     if _PATH.search(text):
         return True
     cues = [*_PLACE_CUE.finditer(text)]
@@ -1401,6 +1479,21 @@ _MEASURE_VALUES: dict[str, re.Pattern[str]] = {
     "fare": _MONEY,
     # Opening hours as a range of clock times ("Friday 8.30am - 4.00pm") say when it opens and closes.
     **dict.fromkeys(("open", "opens", "opening", "close", "closes", "closing", "shut", "shuts"), _TIME_RANGE),
+    # A limit: "between 8 and 63 characters" gives the minimum and the maximum, "at least 12" a minimum.
+    "minimum": re.compile(
+        r"\bat least\b|\bbetween\s+\S+\s+and\b|\bno (?:fewer|less) than\b|\d\S*\s+or (?:more|over|above)\b",
+        re.IGNORECASE,
+    ),
+    "maximum": re.compile(
+        r"\bup to\b|\bat most\b|\bbetween\s+\S+\s+and\b|\bno more than\b|\d\S*\s+or (?:fewer|less|under)\b",
+        re.IGNORECASE,
+    ),
+    # "8 characters" is a length, as "12 km" or "3 hours" are.
+    "length": re.compile(
+        r"\d\s*(?:characters?|letters?|digits?|words?|pages?|km|kilomet(?:re|er)s?|miles?|m|met(?:re|er)s?|cm|mm|"
+        r"ft|feet|inch(?:es)?|minutes?|hours?|days?|weeks?|months?|years?)\b",
+        re.IGNORECASE,
+    ),
 }
 
 
@@ -1423,6 +1516,14 @@ _SAME_WORDS: tuple[frozenset[str], ...] = (
     frozenset({"additio", "second", "extra", "anoth"}),
     # "my son" is the "your child" of a school's letter
     frozenset({"child", "childr", "son", "daught", "kid"}),
+    # "the dentist" is the dental practice whose page it is
+    frozenset({"dentist", "dental"}),
+)
+
+
+# Phrases of a question that a word says: "do I get my money back?" asks about a refund.
+_SAME_PHRASES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
+    (re.compile(r"\bmoney\s+back\b", re.IGNORECASE), frozenset({"refund"})),
 )
 
 
@@ -1435,16 +1536,98 @@ def measured_terms(question: str, text: str) -> set[str]:
     """The question's words that name a measure ("distance", "temperature", "price") which ``text``
     states a value of ("11.4 km", "220 °C", "£6.75"): the value says the word; and the question's
     words that ``text`` says in other words of the same sense ("stopped" as "ended")."""
-    asked = {word.lower() for word in _WORD.findall(question)}
+    words = _WORD.findall(question)
+    # A short form asks for its full word's measure ("max" the maximum).
+    asked = {(full_form(word, words[at - 1] if at else "") or word).lower() for at, word in enumerate(words)}
     said = {word for word, value in _MEASURE_VALUES.items() if word in asked and value.search(text)}
-    asked_stems = {stem(word) for word in asked}
+    return {stem(word) for word in said} | same_sense_terms(question, text) | spanned_duration(question, text)
+
+
+# A length of time a question gives ("3 weeks before", "30 hours ahead"), in hours.
+_HOURS_IN: dict[str, float] = {
+    "hour": 1,
+    "hr": 1,
+    "day": 24,
+    "week": 168,
+    "wk": 168,
+    "fortnight": 336,
+    "month": 730,
+}
+_TIME_UNIT = r"(?P<unit>hours?|hrs?|days?|weeks?|wks?|fortnights?|months?)\b"
+_NUMBER_WORDS: dict[str, float] = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+}  # fmt: skip
+_DURATION_GIVEN = re.compile(
+    rf"\b(?P<number>\d+(?:\.\d+)?|{'|'.join(_NUMBER_WORDS)})\s*-?\s*{_TIME_UNIT}", re.IGNORECASE
+)
+# A span of time a text gives: "14 to 27 days", "between 24 and 48 hours", "28 days or more",
+# "fewer than 14 days", "at least 7 days", "within 10 days".
+_DURATION_SPANS = (
+    re.compile(
+        rf"(?:\bbetween\s+)?(?<![\d.])(?P<low>\d+(?:\.\d+)?)\s*(?:–|—|-|to|and)\s*(?P<high>\d+(?:\.\d+)?)\s*{_TIME_UNIT}",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        rf"(?<![\d.])(?P<low>\d+(?:\.\d+)?)\s*{_TIME_UNIT}\s+or\s+(?:more|longer|over)\b"
+        rf"|\b(?:more|longer)\s+than\s+(?P<above>\d+(?:\.\d+)?)\s*(?P<unit_above>hours?|hrs?|days?|weeks?|wks?|months?)\b"
+        rf"|\bat\s+least\s+(?P<least>\d+(?:\.\d+)?)\s*(?P<unit_least>hours?|hrs?|days?|weeks?|wks?|months?)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        rf"\b(?:(?:fewer|less)\s+than|under|within|up\s+to)\s+(?P<high>\d+(?:\.\d+)?)\s*{_TIME_UNIT}",
+        re.IGNORECASE,
+    ),
+)
+
+
+def _hours(number: str, unit: str) -> float:
+    value = _NUMBER_WORDS.get(number.lower())
+    return (value if value is not None else float(number)) * _HOURS_IN[stem(unit).rstrip("s")]
+
+
+def spanned_duration(question: str, text: str) -> set[str]:
+    """The terms of a length of time the question gives ("3 weeks") where ``text`` gives a span of
+    time that holds it ("14 to 27 days before the booking", "28 days or more", "fewer than 14 days"):
+    the span speaks of it, as "18-20 °C" speaks of 19 °C."""
+    credited: set[str] = set()
+    for asked in _DURATION_GIVEN.finditer(question):
+        wanted = _hours(asked.group("number"), asked.group("unit"))
+        for pattern in _DURATION_SPANS:
+            for span in pattern.finditer(text):
+                found = {name: value for name, value in span.groupdict().items() if value is not None}
+                unit = found.get("unit") or found.get("unit_above") or found.get("unit_least") or ""
+                if "low" in found and "high" in found:
+                    holds = _hours(found["low"], unit) <= wanted <= _hours(found["high"], unit)
+                elif "low" in found or "least" in found:
+                    holds = wanted >= _hours(found.get("low") or found["least"], unit)
+                elif "above" in found:
+                    holds = wanted > _hours(found["above"], unit)
+                else:
+                    holds = wanted < _hours(found["high"], unit) or (
+                        wanted == _hours(found["high"], unit)
+                        and not re.match(r"(?:fewer|less)", span.group(), re.I)
+                    )
+                if holds:
+                    credited |= {stem(asked.group("number")), stem(asked.group("unit"))}
+    return credited
+
+
+def same_sense_terms(question: str, text: str) -> set[str]:
+    """The question's terms that ``text`` says in other words of the same sense ("stopped" as
+    "ended", "dentist" as "dental", "money back" as a refund), as the question's stems."""
+    asked_stems = {stem(word) for word in _WORD.findall(question)}
     text_stems = {stem(word) for word in _WORD.findall(text)}
     same_said: set[str] = set()
     for same in _SAME_WORDS:
         if text_stems & same:
             same_said |= (asked_stems & same) - text_stems
+    for phrase, words in _SAME_PHRASES:
+        match = phrase.search(question)
+        if match and text_stems & words:
+            same_said |= {stem(word) for word in _WORD.findall(match.group())} - text_stems
     # Stems already: a stem stemmed again may lose more ("practis" would read "practi").
-    return {stem(word) for word in said} | same_said
+    return same_said
 
 
 def answered_kind_terms(question: str, text: str) -> set[str]:
@@ -1545,8 +1728,13 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
             or len(modifier) < 3
             or _same_as(stem(modifier)) & in_claim
             or any((same, stem(noun)) in pairs for same in _same_as(stem(modifier)))
-            # "Labour on all services is guaranteed for 30 days" speaks of every kind of service.
-            or re.search(rf"\b(?:all|every|each|any)\s+{re.escape(stem(noun))}", claim, re.IGNORECASE)
+            # "Labour on all services is guaranteed for 30 days" speaks of every kind of service, as
+            # "all services and repairs" of every kind of repair.
+            or re.search(
+                rf"\b(?:all|every|each|any)\s+(?:[\w'’-]+(?:,\s*|\s+(?:and|or|&)\s+))*{re.escape(stem(noun))}",
+                claim,
+                re.IGNORECASE,
+            )
         ):
             continue
         for before, word in pairwise(said):
@@ -1602,7 +1790,12 @@ def other_day(question: str, claim: str, before: str = "", heading: str = "") ->
     sentences of its paragraph before it, name others ("The return sailing from Inchkerran leaves at
     19:20." after "On Fridays the 18:05 from Ardmore departs at 18:35 instead."), or a date, one day
     of the year. Returned as "Friday (asked: Saturday)"; None when the claim speaks of the day asked,
-    or of no day at all."""
+    or of no day at all. A question about a holiday ("on bank holiday Monday", "on Christmas Eve")
+    is answered only by a claim that speaks of holidays: the times of an ordinary Monday are not
+    those of a bank holiday."""
+    holiday = _HOLIDAY_ASKED.search(question)
+    if holiday and not _HOLIDAY_SAID.search(f"{claim} {heading}"):
+        return f"days that are not holidays (asked: {holiday.group().lower()})"
     asked = _days_named(question)
     if not asked:
         return None
@@ -1629,6 +1822,36 @@ def other_day(question: str, claim: str, before: str = "", heading: str = "") ->
     return None
 
 
+# Words of which a thing has one, so that a claim naming another answers for another thing: "solid
+# green" is not "solid blue", a Gold service not a Silver one.
+_VARIANTS: tuple[frozenset[str], ...] = (
+    frozenset({"red", "orange", "amber", "yellow", "green", "blue", "purple", "violet", "pink", "white",
+               "black", "grey", "gray", "brown", "turquoise", "magenta", "cyan"}),
+    frozenset({"bronze", "silver", "gold", "platinum"}),
+)  # fmt: skip
+
+
+def other_variant(question: str, claim: str, heading: str = "") -> str | None:
+    """The other colour (or tier: bronze, silver, gold) a claim speaks of, when the question names one
+    that neither the claim nor its heading names ("What does a solid green light mean?" is not answered
+    by "Solid blue: WPS pairing successful"). Returned as "blue (asked: green)"; None otherwise."""
+    asked_words = {word.lower() for word in _WORD.findall(question)}
+    said_words = {word.lower() for word in _WORD.findall(f"{claim} {heading}")}
+    for variants in _VARIANTS:
+        asked = asked_words & variants
+        said = said_words & variants
+        if asked and said and not asked & said:
+            return f"{', '.join(sorted(said))} (asked: {', '.join(sorted(asked))})"
+    return None
+
+
+# Holidays a question may ask about, and what a claim says of holidays (any of those, or "holidays").
+_HOLIDAY_ASKED = re.compile(
+    r"\b(?:(?:bank|public|national)\s+holidays?|christmas(?:\s+(?:eve|day))?|boxing\s+day|easter(?:\s+\w+day)?|"
+    r"good\s+friday|new\s+year['’]?s?(?:\s+(?:eve|day))?|thanksgiving|hogmanay)\b",
+    re.IGNORECASE,
+)
+_HOLIDAY_SAID = re.compile(_HOLIDAY_ASKED.pattern + r"|\bholidays?\b", re.IGNORECASE)
 # Words before a date that make it the start or end of a period, not a day of its own.
 _PERIOD_BOUND = re.compile(
     r"\b(?:until|till|to|from|since|after|before|by|between|through)\s+(?:the\s+)?$", re.IGNORECASE
@@ -2116,7 +2339,11 @@ def score_sentences(
     question_terms = set(focus.weights)
     spans: list[tuple[ReadEvidence, int, int, str, set[str], set[str], set[str], str, str, str]] = []
     for item in evidence:
-        heading_terms = set(content_terms(_heading_words(item)))
+        # A heading says in words of the same sense what the question asks of ("Dental Practice"
+        # for "the dentist").
+        heading_terms = set(content_terms(_heading_words(item))) | same_sense_terms(
+            focus.question, _heading_words(item)
+        )
         # An abbreviation the question uses ("AGM") is met by the passage or its headings spelling it
         # out ("Annual General Meeting"): what the passage is about, not what a sentence says.
         context_terms = (

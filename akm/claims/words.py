@@ -1,8 +1,8 @@
 """Words people shorten when they type a question, and the word a document spells out.
 
 "What's the max nozzle temp?" asks for the "Maximum nozzle temperature": the lexical lane searches
-for both forms and the answer's term matching reads the short form as the full word. ("min" is left
-out: it may be a minute as well as a minimum.)
+for both forms and the answer's term matching reads the short form as the full word. "min" is a
+minimum ("min length") unless a number comes before it ("10 min"): then it is minutes.
 """
 
 from __future__ import annotations
@@ -12,13 +12,17 @@ SHORT_FORMS: dict[str, str] = {
     "info": "information", "photo": "photograph", "photos": "photographs", "pic": "picture",
     "pics": "pictures", "wifi": "wi-fi", "e-mail": "email", "specs": "specifications",
     "hr": "hour", "hrs": "hours", "yr": "year", "yrs": "years", "wk": "week", "wks": "weeks",
-    "dept": "department", "govt": "government", "avg": "average", "qty": "quantity",
+    "pw": "password", "pwd": "password", "dept": "department", "govt": "government", "avg": "average", "qty": "quantity",
 }  # fmt: skip
 
 
-def full_form(word: str) -> str | None:
-    """The word a short form stands for ("temp": "temperature"), or None when it is no short form."""
-    return SHORT_FORMS.get(word.lower())
+def full_form(word: str, before: str = "") -> str | None:
+    """The word a short form stands for ("temp": "temperature"), or None when it is no short form;
+    ``before`` is the word before it ("min" after a number is "minutes", else "minimum")."""
+    lowered = word.lower()
+    if lowered == "min":
+        return "minutes" if before[:1].isdigit() else "minimum"
+    return SHORT_FORMS.get(lowered)
 
 
 __all__ = ["SHORT_FORMS", "full_form"]

@@ -282,6 +282,8 @@ QUESTION_WORDS = frozenset(
         "what", "which", "who", "whom", "whose", "when", "where", "why", "how",
         "do", "does", "did", "can", "could", "should", "would", "shall", "must", "am", "have", "has",
         "i", "me", "my", "we", "us", "our", "you", "your",
+        # typed without the apostrophe: "whats the ip address", "im an nhs patient"
+        "whats", "wheres", "whos", "hows", "whens", "im", "ive", "dont", "doesnt", "cant",
     }
 )  # fmt: skip
 
@@ -289,13 +291,14 @@ QUESTION_WORDS = frozenset(
 def lexical_terms(query: str) -> list[str]:
     """Lowercased query words without stopwords and a question's scaffolding (all words when every
     word is one of those), and the full word of each short form among them."""
-    words = list(dict.fromkeys(_WORD.findall(query.lower())))
+    said = _WORD.findall(query.lower())
+    words = list(dict.fromkeys(said))
     content = [word for word in words if word not in STOPWORDS and word not in QUESTION_WORDS]
     # A short form is searched for with the word it stands for ("temp" and "temperature").
     spelled = [
         part
-        for word in content
-        if (full := full_form(word)) is not None
+        for at, word in enumerate(said)
+        if word in content and (full := full_form(word, said[at - 1] if at else "")) is not None
         for part in _WORD.findall(full)
         if part not in content
     ]

@@ -1604,3 +1604,159 @@ def test_a_measure_met_only_by_a_value_does_not_tie_a_claim_to_what_the_question
     assert verdict.responsive is responsive, verdict.reason
     if not responsive:
         assert "shares only its document's title with the question" in verdict.reason
+
+
+def _responds(question: str, claim: str, context: str = "", heading: str = "") -> tuple[bool, str]:
+    in_context = ClaimInContext(
+        claim_id="claim-1", text=claim, context=context or claim, heading=heading, title=heading
+    )
+    verdict = check_responsiveness(question_focus(question), [in_context], None)
+    return verdict.responsive, verdict.reason
+
+
+def test_a_scale_word_after_an_amount_of_money_counts_nothing() -> None:
+    # "£5 million" is money; its "million" is no count of the people a hall holds.
+    question = "how many people can the village hall hold"
+    assert not fills_answer_type(
+        "Hirers must hold insurance with cover of at least £5 million.", "number", question
+    )
+    assert fills_answer_type("The main hall seats 120 people.", "number", question)
+    assert fills_answer_type("About two million people visit each year.", "number", "How many people visit?")
+
+
+def test_every_kind_in_a_list_of_kinds_covers_the_kind_asked() -> None:
+    # "all services and repairs" speaks of every repair, a bike repair among them.
+    claim = "1. Labour on all services and repairs is guaranteed for 90 days from the date of collection."
+    context = f"{claim} This free re-adjustment is not available after a Bronze Service or a single repair."
+    assert other_kind("how long is the labour guaranteed after a bike repair", claim, context) is None
+    # Without "all", the passage's "single repair" is another kind than the bike repair asked.
+    narrow = "Labour on services is guaranteed for 90 days."
+    assert other_kind("how long is the labour guaranteed after a bike repair", narrow, f"{narrow} {context}")
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "found"),
+    [
+        (
+            "whats the ip address for the router settings page",
+            "Type the address exactly as 192.168.1.254.",
+            True,
+        ),
+        ("whats the ip address for the router settings page", "Log in to the router's settings page.", False),
+        # An IP address is not a street.
+        ("What is the IP address of the router?", "The office is at 4 Church Lane.", False),
+        ("What is the address of the museum?", "We are at 12 High Street, Ashbourne DE6 1AB.", True),
+        ("What is the address of the museum?", "The museum is in the town centre.", False),
+        ("What's the website for bookings?", "Book online at www.example.org/book.", True),
+    ],
+)
+def test_an_address_question_asks_for_an_address(question: str, text: str, found: bool) -> None:
+    assert answer_type_of(question) == "place"
+    assert fills_answer_type(text, "place", question) is found
+
+
+def test_a_question_that_only_mentions_an_address_is_not_typed() -> None:
+    assert answer_type_of("What happens if I change my address?") == "any"
+    assert answer_type_of("How do I change the IP address?") == "any"
+
+
+@pytest.mark.parametrize(
+    ("question", "claim", "heading", "other"),
+    [
+        # Another colour of the same light.
+        (
+            "router light is solid green what does that mean",
+            "| Solid blue | WPS pairing successful |",
+            "",
+            True,
+        ),
+        ("router light is solid green what does that mean", "| Solid green | Connected |", "", False),
+        # Another tier of service.
+        ("how long does the gold service take", "Silver Service: 2 working days.", "", True),
+        ("how long does the gold service take", "Turnaround: 3 to 5 working days.", "Gold Service", False),
+    ],
+)
+def test_a_claim_about_another_colour_or_tier_does_not_answer(
+    question: str, claim: str, heading: str, other: bool
+) -> None:
+    responsive, reason = _responds(question, claim, heading=heading)
+    assert ("speaks of another kind" in reason) is other, reason
+    if other:
+        assert not responsive
+
+
+def test_a_holiday_is_answered_only_by_a_claim_about_holidays() -> None:
+    question = "what time does the pool open on bank holiday monday"
+    ordinary = "| Monday | Lane swimming | 06:30 - 08:30 |"
+    responsive, reason = _responds(question, ordinary, context=f"| Day | Session | Times |\n{ordinary}")
+    assert not responsive
+    assert "not holidays (asked: bank holiday)" in reason
+    assert other_day(question, "On bank holidays the pool opens 08:00 - 16:00.") is None
+    assert other_day("Is it open on Christmas Eve?", "We close at 14:00 on Christmas Eve.") is None
+
+
+def test_min_and_pw_are_the_minimum_and_the_password() -> None:
+    focus = question_focus("min length for a new wifi pw?")
+    assert stem("minimum") in focus.weights and stem("password") in focus.weights
+    assert answer_type_of("min length for a new wifi pw?") == "number"
+    # "10 min" is ten minutes.
+    assert stem("minutes") in question_focus("Is the bus 10 min late?").weights
+    # A limit's range says the minimum and the length.
+    said = measured_terms(
+        "min length for a new wifi pw?", "The password must be between 8 and 63 characters."
+    )
+    assert {stem("minimum"), stem("length")} <= said
+    # A list item's number is not the figure asked for.
+    assert not fills_answer_type(
+        "5. Type your new Wi-Fi name and new password.", "number", "min length for a pw?"
+    )
+
+
+def test_a_question_typed_without_apostrophes_asks_as_the_whole_one_does() -> None:
+    focus = question_focus("whats the ip address for the router")
+    assert "what" not in focus.weights and "whats" not in focus.weights
+    assert "im" not in question_focus("im an nhs patient, who do i call").weights
+
+
+def test_a_joined_compound_meets_its_hyphenated_spelling() -> None:
+    assert stem("ebike") in content_terms("We service e-bike batteries.")
+    responsive, reason = _responds(
+        "is there disabled parking at the dentist?",
+        "One of these is a marked disabled bay close to the rear entrance.",
+        context="We have four parking spaces behind the building. One of these is a marked disabled bay "
+        "close to the rear entrance.",
+        heading="Harbour Street Dental Practice Parking and access",
+    )
+    assert responsive, reason
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "credited"),
+    [
+        (
+            "if I cancel the hall 3 weeks before do i get my money back",
+            "14 to 27 days before: 50% refund",
+            True,
+        ),
+        (
+            "if I cancel the hall 3 weeks before do i get my money back",
+            "Fewer than 14 days before: no refund",
+            False,
+        ),
+        (
+            "if I cancel the hall 3 weeks before do i get my money back",
+            "28 days or more before: full refund",
+            False,
+        ),
+        ("What if I cancel 30 hours ahead?", "Between 24 and 48 hours before pick-up: 50% back", True),
+        ("What if I cancel 5 weeks ahead?", "28 days or more before the booking: full refund", True),
+    ],
+)
+def test_a_span_of_time_speaks_of_a_length_of_time_it_holds(question: str, text: str, credited: bool) -> None:
+    said = measured_terms(question, text)
+    assert (stem("week") in said or stem("hours") in said) is credited
+
+
+def test_money_back_is_a_refund() -> None:
+    question = "if I cancel the hall 3 weeks before do i get my money back"
+    assert {stem("money"), stem("back")} <= measured_terms(question, "14 to 27 days before: 50% refund")

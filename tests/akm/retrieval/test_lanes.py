@@ -184,6 +184,12 @@ def test_lane_runs_are_written_to_the_store(corpus_store: EvidenceStore, manifes
         # A short form is searched for with the word it stands for.
         ("What's the max nozzle temp?", ["s", "max", "nozzle", "temp", "maximum", "temperature"]),
         ("Why won't it join the wifi?", ["won", "t", "join", "wifi", "wi", "fi"]),
+        # "min" is a minimum, unless a number comes before it; the apostrophe may be left out.
+        (
+            "whats the min length for a wifi pw",
+            ["min", "length", "wifi", "pw", "minimum", "wi", "fi", "password"],
+        ),
+        ("is the bus 10 min late", ["bus", "10", "min", "late", "minutes"]),
     ],
 )
 def test_lexical_terms_leave_out_a_question_s_scaffolding(query: str, terms: list[str]) -> None:
