@@ -1543,7 +1543,8 @@ def measured_terms(question: str, text: str) -> set[str]:
     return {stem(word) for word in said} | same_sense_terms(question, text) | spanned_duration(question, text)
 
 
-# A length of time a question gives ("3 weeks before", "30 hours ahead"), in hours.
+# A length of time a question gives ("3 weeks before", "30 hours ahead", "a few weeks": about three),
+# in hours.
 _HOURS_IN: dict[str, float] = {
     "hour": 1,
     "hr": 1,
@@ -1556,10 +1557,10 @@ _HOURS_IN: dict[str, float] = {
 _TIME_UNIT = r"(?P<unit>hours?|hrs?|days?|weeks?|wks?|fortnights?|months?)\b"
 _NUMBER_WORDS: dict[str, float] = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "few": 3, "several": 3, "couple": 2,
 }  # fmt: skip
 _DURATION_GIVEN = re.compile(
-    rf"\b(?P<number>\d+(?:\.\d+)?|{'|'.join(_NUMBER_WORDS)})\s*-?\s*{_TIME_UNIT}", re.IGNORECASE
+    rf"\b(?P<number>\d+(?:\.\d+)?|{'|'.join(_NUMBER_WORDS)})(?:\s+of)?\s*-?\s*{_TIME_UNIT}", re.IGNORECASE
 )
 # A span of time a text gives: "14 to 27 days", "between 24 and 48 hours", "28 days or more",
 # "fewer than 14 days", "at least 7 days", "within 10 days".
@@ -1570,7 +1571,7 @@ _DURATION_SPANS = (
     ),
     re.compile(
         rf"(?<![\d.])(?P<low>\d+(?:\.\d+)?)\s*{_TIME_UNIT}\s+or\s+(?:more|longer|over)\b"
-        rf"|\b(?:more|longer)\s+than\s+(?P<above>\d+(?:\.\d+)?)\s*(?P<unit_above>hours?|hrs?|days?|weeks?|wks?|months?)\b"
+        rf"|\b(?:(?:more|longer)\s+than|after|over|beyond)\s+(?P<above>\d+(?:\.\d+)?)\s*(?P<unit_above>hours?|hrs?|days?|weeks?|wks?|months?)\b"
         rf"|\bat\s+least\s+(?P<least>\d+(?:\.\d+)?)\s*(?P<unit_least>hours?|hrs?|days?|weeks?|wks?|months?)\b",
         re.IGNORECASE,
     ),

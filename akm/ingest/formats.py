@@ -7,7 +7,8 @@ re-extracts the original file and cuts the same lines out again. The locator val
 the passage lies in terms a reader of the original can follow:
 
 * PDF: ``page 3, characters 120-480``: the page and the character range of that page's
-  extracted text (locator type ``page``); one line per text line pdfium reports. Lines set in a
+  extracted text (locator type ``page``); one line per text line pdfium reports, but a table's
+  rows, whose cells pdfium reports one after another, become Markdown table rows. Lines set in a
   larger type than the body's head the text below them (its heading path) and join no chunk.
 * HTML: ``Install > Linux, characters 40-530``: the heading path and the character range from
   the start of that heading's section in the extracted text (locator type ``heading``; text
@@ -46,7 +47,7 @@ EXTRACTED_TYPES: frozenset[str] = frozenset({PDF, HTML, DOCX})
 # How each format is laid out as lines. A source version stores the layout its chunks were cut
 # with; when the layout of its format changes, ingest cuts the unchanged file again, so that no
 # stored line range is read against lines laid out another way.
-LAYOUT_VERSIONS: dict[str, str] = {PDF: "pdf-2", HTML: "html-3", DOCX: "docx-2"}
+LAYOUT_VERSIONS: dict[str, str] = {PDF: "pdf-3", HTML: "html-3", DOCX: "docx-2"}
 SOURCE_TYPES: dict[str, str] = {PDF: "artifact", HTML: "web", DOCX: "artifact"}
 
 # Every character ``str.splitlines`` breaks at; inside one extracted line they become spaces.
@@ -174,11 +175,12 @@ def _pdf_layout(raw: bytes, limits: ExtractionLimits) -> _Layout:
                 try:
                     text = textpage.get_text_range()
                     sizes = _pdf_font_sizes(textpage, text)
+                    boxes = _pdf_char_boxes(textpage, text) if sizes else []
                 finally:
                     textpage.close()
             finally:
                 page.close()
-            page_lines = _pdf_page_lines(text, sizes)
+            page_lines = _pdf_page_lines(text, sizes, boxes)
             if page_lines:
                 pages.append((index + 1, page_lines))
     except pdfium.PdfiumError as error:
@@ -239,22 +241,248 @@ def _pdf_font_sizes(textpage: object, text: str) -> list[float]:
     return [round(pdfium_c.FPDFText_GetFontSize(handle, index), 1) for index in range(count)]
 
 
-def _pdf_page_lines(text: str, sizes: Sequence[float]) -> list[tuple[str, float]]:
+def _pdf_char_boxes(textpage: object, text: str) -> list[tuple[float, float, float, float]]:
+    """The box (left, right, bottom, top, in points) of each character of ``text`` (the page's whole
+    text range); none when PDFium counts its characters otherwise."""
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    handle = textpage.raw  # type: ignore[attr-defined]
+    if pdfium_c.FPDFText_CountChars(handle) != len(text):
+        return []
+    left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+    boxes = []
+    for index in range(len(text)):
+        pdfium_c.FPDFText_GetCharBox(handle, index, left, right, bottom, top)
+        boxes.append((left.value, right.value, bottom.value, top.value))
+    return boxes
+
+
+def _pdf_page_lines(
+    text: str, sizes: Sequence[float], boxes: Sequence[tuple[float, float, float, float]] = ()
+) -> list[tuple[str, float]]:
     """A page's cleaned lines, blank lines at its top and bottom dropped, each with the size most
-    of its characters are set in (0 when unknown)."""
+    of its characters are set in (0 when unknown); lines set side by side in the columns of a table
+    become its rows (`_pdf_table_rows`) where the characters' boxes are known."""
     page_lines: list[tuple[str, float]] = []
+    pieces: list[list[_PdfPiece]] = []
     position = 0
     for raw_line in text.replace("\r\n", "\n").split("\n"):
         width = len(raw_line) + (2 if text.startswith("\r\n", position + len(raw_line)) else 1)
         counted = [size for size in sizes[position : position + len(raw_line)] if size > 0]
         size = max(set(counted), key=counted.count) if counted else 0.0
         page_lines.append((_clean(raw_line), size))
+        if boxes:
+            pieces.append(_pdf_pieces(raw_line, boxes[position : position + len(raw_line)], size))
         position += width
+    if pieces:
+        page_lines = _pdf_table_rows(page_lines, pieces)
     while page_lines and not page_lines[0][0]:
         page_lines.pop(0)
     while page_lines and not page_lines[-1][0]:
         page_lines.pop()
     return page_lines
+
+
+@dataclass(frozen=True, slots=True)
+class _PdfPiece:
+    """A run of a PDF line's characters with no wide gap inside: its text and where it is set."""
+
+    text: str
+    left: float
+    right: float
+    bottom: float
+    top: float
+
+
+# Words of a line are parted by a space of a fraction of the type size; cells of a table row set on
+# one line ("Bronze Service      £45") by more than this many times the type size.
+_PDF_CELL_GAP = 1.5
+# A column's pieces start within this many points of one another.
+_PDF_COLUMN_SLACK = 6.0
+# A row with more lines than this in one of its cells is no table row (two columns of running text).
+_PDF_ROW_MAX_LINES = 6
+# Lines whose glyphs come this close in height (points) lie in one band.
+_PDF_TOUCH = 0.5
+
+
+def _pdf_pieces(
+    line: str, boxes: Sequence[tuple[float, float, float, float]], size: float
+) -> list[_PdfPiece]:
+    """``line`` cut at wide gaps between its characters, each piece with its box (the median bottom and
+    top of its characters, so that one tall or deep glyph does not stretch it)."""
+    gap = _PDF_CELL_GAP * (size or 10.0)
+    runs: list[list[int]] = []
+    previous_right: float | None = None
+    for index, character in enumerate(line):
+        left, right, _, _ = boxes[index]
+        if character.isspace() or right <= left:
+            continue
+        if previous_right is None or left - previous_right > gap:
+            runs.append([])
+        runs[-1].append(index)
+        previous_right = right
+    return [
+        _PdfPiece(
+            text=_SPACES.sub(" ", _clean(line[run[0] : run[-1] + 1])).strip(),
+            left=boxes[run[0]][0],
+            right=max(boxes[index][1] for index in run),
+            bottom=min(boxes[index][2] for index in run),
+            top=max(boxes[index][3] for index in run),
+        )
+        for run in runs
+    ]
+
+
+def _pdf_table_rows(lines: list[tuple[str, float]], pieces: list[list[_PdfPiece]]) -> list[tuple[str, float]]:
+    """A page's lines with each table written as Markdown table rows, a rule under its first.
+
+    Consecutive lines whose glyphs overlap in height make one band: a table row whose cells wrap
+    over several lines (set one column after another, each cell's lines centred or not), or a
+    single line. A band with pieces starting at two or more places side by side is a candidate row;
+    two or more candidate rows in a row are a table when two or more places are where pieces start
+    in at least two of them: those are its columns (a wide space in a justified cell starts no
+    column). A cell's lines join from the top down."""
+    # Each band with its extent in height (None for a blank line, which touches nothing). A line
+    # that touches the band before it joins it; a band that a later line made touch the one before
+    # it ("E-bike Health" over "Check", with "£55" beside both) joins that one.
+    bands: list[list[int]] = []
+    extents: list[tuple[float, float] | None] = []
+    for index, line_pieces in enumerate(pieces):
+        extent = (
+            (min(piece.bottom for piece in line_pieces), max(piece.top for piece in line_pieces))
+            if line_pieces
+            else None
+        )
+        if extent is not None and extents and _touch(extents[-1], extent):
+            bands[-1].append(index)
+            extents[-1] = _union(extents[-1], extent)
+            while len(bands) > 1 and _touch(extents[-2], extents[-1]):
+                bands[-2:] = [bands[-2] + bands[-1]]
+                extents[-2:] = [_union(extents[-2], extents[-1])]
+        else:
+            bands.append([index])
+            extents.append(extent)
+    candidate = [_pdf_row_candidate(band, pieces) for band in bands]
+    out: list[tuple[str, float]] = []
+    at = 0
+    while at < len(bands):
+        end = at
+        while end < len(bands) and candidate[end]:
+            end += 1
+        columns = _pdf_columns(bands[at:end], pieces) if end - at >= 2 else []
+        # A row of the table starts pieces at two of its columns at least ("Name: ____  Date: ____"
+        # below a table is no row of it).
+        rows = [band for band in bands[at:end] if _matched_columns(band, pieces, columns) >= 2]
+        if len(columns) < 2 or len(rows) < 2:
+            out.extend(lines[index] for index in bands[at])
+            at += 1
+            continue
+        for band in bands[at:end]:
+            if band in rows:
+                out.extend(_pdf_table_row(band, pieces, lines, columns, first=band is rows[0]))
+            else:
+                out.extend(lines[index] for index in band)
+        at = end
+    return out
+
+
+def _matched_columns(band: list[int], pieces: list[list[_PdfPiece]], columns: list[float]) -> int:
+    """How many of ``columns`` a band's pieces start at."""
+    return sum(
+        1
+        for start in columns
+        if any(abs(piece.left - start) <= _PDF_COLUMN_SLACK for index in band for piece in pieces[index])
+    )
+
+
+def _touch(first: tuple[float, float] | None, second: tuple[float, float] | None) -> bool:
+    """Whether two extents in height (bottom, top) overlap or come within `_PDF_TOUCH` points."""
+    if first is None or second is None:
+        return False
+    return second[0] <= first[1] + _PDF_TOUCH and second[1] >= first[0] - _PDF_TOUCH
+
+
+def _union(
+    first: tuple[float, float] | None, second: tuple[float, float] | None
+) -> tuple[float, float] | None:
+    if first is None or second is None:
+        return second if first is None else first
+    return (min(first[0], second[0]), max(first[1], second[1]))
+
+
+def _starts(pieces: Sequence[_PdfPiece]) -> list[float]:
+    """The places pieces start, those within `_PDF_COLUMN_SLACK` of one another taken as one."""
+    starts: list[float] = []
+    for left in sorted(piece.left for piece in pieces):
+        if not starts or left - starts[-1] > _PDF_COLUMN_SLACK:
+            starts.append(left)
+    return starts
+
+
+def _pdf_row_candidate(band: list[int], pieces: list[list[_PdfPiece]]) -> bool:
+    """Whether a band may be a table row: pieces at two or more places side by side, and no place
+    with more than `_PDF_ROW_MAX_LINES` pieces (two columns of running text are no row)."""
+    found = [piece for index in band for piece in pieces[index]]
+    starts = _starts(found)
+    if len(starts) < 2:
+        return False
+    return all(
+        sum(1 for piece in found if abs(piece.left - start) <= _PDF_COLUMN_SLACK) <= _PDF_ROW_MAX_LINES
+        for start in starts
+    )
+
+
+def _pdf_columns(bands: list[list[int]], pieces: list[list[_PdfPiece]]) -> list[float]:
+    """The places where pieces start in at least two of the bands: a table's columns."""
+    seen: list[tuple[float, int]] = []
+    for number, band in enumerate(bands):
+        seen.extend(
+            (start, number) for start in _starts([piece for index in band for piece in pieces[index]])
+        )
+    columns: list[float] = []
+    for start in _starts([_PdfPiece("", left, left, 0, 0) for left, _ in seen]):
+        rows = {number for left, number in seen if abs(left - start) <= _PDF_COLUMN_SLACK}
+        if len(rows) >= 2:
+            columns.append(start)
+    return columns
+
+
+def _pdf_table_row(
+    band: list[int],
+    pieces: list[list[_PdfPiece]],
+    lines: list[tuple[str, float]],
+    columns: list[float],
+    *,
+    first: bool,
+) -> list[tuple[str, float]]:
+    """One row of a table, and the rule under it if it is the first: each piece under the column it
+    starts at; a piece that starts at no column (after a wide space in a justified cell) goes on
+    with the piece before it on its line."""
+    cells: list[list[tuple[float, float, str]]] = [[] for _ in columns]
+    for index in band:
+        column: int | None = None
+        for piece in pieces[index]:
+            at = next(
+                (at for at, start in enumerate(columns) if abs(start - piece.left) <= _PDF_COLUMN_SLACK), None
+            )
+            if at is None and column is not None:
+                top, left, text = cells[column].pop()
+                cells[column].append((top, left, f"{text} {piece.text}"))
+                continue
+            if at is None:
+                at = max((at for at, start in enumerate(columns) if start <= piece.left), default=0)
+            column = at
+            cells[column].append((piece.top, piece.left, piece.text))
+    # A cell's lines from the top of the page down.
+    texts = [
+        " ".join(text for _, _, text in sorted(cell, key=lambda item: (-item[0], item[1]))) for cell in cells
+    ]
+    counted = [lines[index][1] for index in band if lines[index][1] > 0]
+    size = max(set(counted), key=counted.count) if counted else 0.0
+    row = [(table_row(texts), size)]
+    return [*row, (table_rule(len(columns)), size)] if first else row
 
 
 # A heading: a short line with a letter, without a sentence's closing full stop.

@@ -38,6 +38,50 @@ def pdf_bytes(pages: Sequence[Sequence[str | tuple[int, str]]], *, user_password
     return bytes(pdf.output())
 
 
+def pdf_table_bytes(
+    rows: Sequence[Sequence[str]],
+    col_widths: Sequence[int],
+    *,
+    before: str = "",
+    after: str = "",
+    borders: bool = True,
+) -> bytes:
+    """A page with a paragraph, a table (its first row the header; cells wrap over several lines
+    where their text is longer than the column) and another paragraph, set in 10 points."""
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=10)
+    if before:
+        pdf.multi_cell(0, 5, before, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(4)
+    with pdf.table(
+        col_widths=tuple(col_widths), line_height=5, borders_layout="ALL" if borders else "NONE"
+    ) as table:
+        for cells in rows:
+            row = table.row()
+            for cell in cells:
+                row.cell(cell)
+    if after:
+        pdf.ln(4)
+        pdf.multi_cell(0, 5, after, new_x="LMARGIN", new_y="NEXT")
+    return bytes(pdf.output())
+
+
+def two_column_pdf_bytes(left: str, right: str) -> bytes:
+    """A page of two columns of running text side by side, as a newsletter sets them."""
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=10)
+    top = pdf.get_y()
+    pdf.set_xy(10, top)
+    pdf.multi_cell(90, 5, left, align="J")
+    pdf.set_xy(110, top)
+    pdf.multi_cell(90, 5, right, align="J")
+    pdf.set_xy(10, pdf.get_y() + 6)
+    pdf.multi_cell(0, 5, "Name: ______________        Date: ___________", new_x="LMARGIN", new_y="NEXT")
+    return bytes(pdf.output())
+
+
 def scanned_pdf_bytes(pages: int = 2) -> bytes:
     """Pages with only drawn shapes, as a scan without a text layer looks to a text extractor."""
     pdf = FPDF()

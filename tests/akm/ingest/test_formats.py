@@ -16,6 +16,7 @@ from docx.oxml.ns import qn
 
 from akm.ingest.content_types import DOCX, HTML, PDF
 from akm.ingest.formats import (
+    LAYOUT_VERSIONS,
     ExtractionError,
     ExtractionLimits,
     NoTextError,
@@ -25,7 +26,14 @@ from akm.ingest.formats import (
 )
 from akm.manifest import DenialReason
 
-from .documents import docx_bytes, pdf_bytes, scanned_pdf_bytes, zip_bomb_docx
+from .documents import (
+    docx_bytes,
+    pdf_bytes,
+    pdf_table_bytes,
+    scanned_pdf_bytes,
+    two_column_pdf_bytes,
+    zip_bomb_docx,
+)
 
 PAGES = [
     ["Observatory manual", "The telescope dome opens at dusk."],
@@ -398,3 +406,67 @@ def test_a_docx_title_heads_its_heading_1_sections() -> None:
         ("Allotment committee: minutes",),
         ("Allotment committee: minutes", "Decisions"),
     ]
+
+
+SERVICES = [
+    ["Package", "Price", "What's included", "Turnaround"],
+    [
+        "Bronze Service",
+        "£45",
+        "Safety check, brake and gear adjustment, tyre pressures, chain clean and lube",
+        "Same day if dropped off by 10am",
+    ],
+    [
+        "Silver Service",
+        "£85",
+        "Everything in Bronze, plus wheel truing, hub and headset adjustment",
+        "2 working days",
+    ],
+    [
+        "Gold Service",
+        "£145",
+        "Everything in Silver, plus full strip-down, new cables and outers, frame polish",
+        "3 to 5 working days",
+    ],
+]
+
+
+@pytest.mark.parametrize("borders", [True, False])
+def test_a_pdf_table_is_laid_out_as_markdown_rows_its_wrapped_cells_joined(borders: bool) -> None:
+    raw = pdf_table_bytes(
+        SERVICES,
+        (28, 16, 100, 30),
+        before="All bikes are booked in by appointment.",
+        after="Parts are charged in addition to all package prices.",
+        borders=borders,
+    )
+    text = extracted_text(PDF, raw)
+    lines = text.splitlines()
+    assert lines[0] == "All bikes are booked in by appointment."
+    assert lines[1:3] == ["| Package | Price | What's included | Turnaround |", "| --- | --- | --- | --- |"]
+    assert (
+        "| Gold Service | £145 | Everything in Silver, plus full strip-down, new cables and outers, frame polish "
+        "| 3 to 5 working days |"
+    ) in lines
+    assert (
+        "| Bronze Service | £45 | Safety check, brake and gear adjustment, tyre pressures, chain clean and lube | Same day if dropped off by 10am |"
+        in lines
+    )
+    assert lines[-1] == "Parts are charged in addition to all package prices."
+    # The rows are cut into chunks as Markdown tables are: a chunk holds whole rows.
+    document = extract_document(PDF, raw, max_chars=2000)
+    assert any("| Silver Service | £85 |" in chunk.text for chunk in document.chunks)
+
+
+def test_two_columns_of_running_text_and_a_form_line_stay_lines() -> None:
+    left = "The committee met on Tuesday to discuss the plans for the summer fete. " * 4
+    right = "Volunteers are needed for the cake stall, the tombola and the car park. " * 4
+    text = extracted_text(PDF, two_column_pdf_bytes(left, right))
+    assert "|" not in text
+    assert text.splitlines()[-1].startswith("Name: ")
+    assert "Tuesday" in text and "tombola" in text
+
+
+def test_a_pdf_table_layout_is_a_new_layout_version() -> None:
+    # Stored line ranges of PDFs cut before tables were laid out as rows are cut again at ingest.
+    assert LAYOUT_VERSIONS[PDF] == "pdf-3"
