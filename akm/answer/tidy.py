@@ -15,7 +15,11 @@ from akm.claims import sentence_spans, strip_citations
 _HEADING_LINE = re.compile(r"^[ \t]*(?:\[E\d+\][ \t]*)?#{1,6}[ \t].*$", re.MULTILINE)
 # The prompt's own labels, which a small model sometimes repeats before answering.
 _QUESTION_ECHO = re.compile(r"^Question\s*:", re.IGNORECASE)
-_ANSWER_LABEL = re.compile(r"^Answer\s*:\s*", re.IGNORECASE)
+_ANSWER_LABEL = re.compile(
+    r"^(?:Answer|(?:the\s+)?(?:key\s+to\s+(?:this|the|your)\s+answer|(?:short\s+|final\s+)?answer"
+    r"(?:\s+to\s+(?:this|the|your)\s+question)?)\s+is|here\s+is\s+the\s+answer)\s*:\s*(?=\S)",
+    re.IGNORECASE,
+)
 # A title-case label before a sentence ("Production Deploy: Only members ..."): a heading the
 # model made up or echoed, not part of the claim.
 _TITLE_LABEL = re.compile(r"^[A-Z][\w'’-]*(?:[ \t]+[A-Z][\w'’-]*){0,3}[ \t]*:[ \t]+(?=[A-Z`\"“])")
@@ -30,7 +34,8 @@ _META_TALK = re.compile(
 
 def tidy_answer(text: str, *, complete: bool = True) -> str:
     """The answer as presented and checked: heading lines echoed from the evidence, title-case labels
-    before a sentence ("Production Deploy: ...") and an echoed question dropped, each repeated sentence kept once, a lead-in left with nothing after it ("The
+    before a sentence ("Production Deploy: ...") and an echoed question dropped, a label before the
+    answer ("Answer:", "The key to this answer is:") dropped, each repeated sentence kept once, a lead-in left with nothing after it ("The
     answer is:") dropped, and, when generation was cut off, the unfinished last sentence dropped.
     """
     body = _HEADING_LINE.sub("", text)

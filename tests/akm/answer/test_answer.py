@@ -312,6 +312,15 @@ def test_real_model_answer_is_grounded_and_an_invented_claim_is_not(
             "Wrenfield: a deploy tool. The cap: two rows.",
             id="label-before-lower-case-kept",
         ),
+        pytest.param(
+            "The key to this answer is: Keys must be collected from the keyholder.",
+            True,
+            "Keys must be collected from the keyholder.",
+            id="answer-preamble-dropped",
+        ),
+        pytest.param(
+            "The answer is simple: two rows.", True, "The answer is simple: two rows.", id="answer-is-kept"
+        ),
     ],
 )
 def test_tidy_answer(text: str, complete: bool, expected: str) -> None:
