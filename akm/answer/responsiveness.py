@@ -57,6 +57,7 @@ from akm.answer.selection import (
     names_method,
     opposite_event,
     other_day,
+    other_duration,
     other_kind,
     other_variant,
     question_names,
@@ -323,7 +324,8 @@ def check_responsiveness(
                 # Another kind of the noun asked ("full plot" for "half plot"), or another day.
                 other=other_kind(focus.question, claim.text, claim.context, claim.heading)
                 or other_day(focus.question, claim.text, claim.before, claim.heading)
-                or other_variant(focus.question, claim.text, claim.heading),
+                or other_variant(focus.question, claim.text, claim.heading)
+                or other_duration(focus.question, claim.text),
                 role=absent_role(focus.question, claim.text, claim.heading),
                 title_only=_title_only(focus, claim.title, claim_terms),
                 entry_lacks=tuple(

@@ -26,7 +26,7 @@ Nothing here changes evidence state: selection only decides what the generator i
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import PurePosixPath
@@ -1587,11 +1587,9 @@ def _hours(number: str, unit: str) -> float:
     return (value if value is not None else float(number)) * _HOURS_IN[stem(unit).rstrip("s")]
 
 
-def spanned_duration(question: str, text: str) -> set[str]:
-    """The terms of a length of time the question gives ("3 weeks") where ``text`` gives a span of
-    time that holds it ("14 to 27 days before the booking", "28 days or more", "fewer than 14 days"):
-    the span speaks of it, as "18-20 °C" speaks of 19 °C."""
-    credited: set[str] = set()
+def _duration_spans(question: str, text: str) -> Iterator[tuple[re.Match[str], re.Match[str], bool]]:
+    """Each length of time the question gives with each span of time ``text`` gives, and whether the
+    span holds it."""
     for asked in _DURATION_GIVEN.finditer(question):
         wanted = _hours(asked.group("number"), asked.group("unit"))
         for pattern in _DURATION_SPANS:
@@ -1609,9 +1607,40 @@ def spanned_duration(question: str, text: str) -> set[str]:
                         wanted == _hours(found["high"], unit)
                         and not re.match(r"(?:fewer|less)", span.group(), re.I)
                     )
-                if holds:
-                    credited |= {stem(asked.group("number")), stem(asked.group("unit"))}
-    return credited
+                yield asked, span, holds
+
+
+def spanned_duration(question: str, text: str) -> set[str]:
+    """The terms of a length of time the question gives ("3 weeks") where ``text`` gives a span of
+    time that holds it ("14 to 27 days before the booking", "28 days or more", "fewer than 14 days"):
+    the span speaks of it, as "18-20 °C" speaks of 19 °C."""
+    return {
+        stem(term)
+        for asked, _, holds in _duration_spans(question, text)
+        if holds
+        for term in (asked.group("number"), asked.group("unit"))
+    }
+
+
+def other_duration(question: str, text: str) -> str | None:
+    """The span of time ``text`` speaks of where the question gives a length of time that no span of
+    the text holds ("15 days or more before arrival" for "10 days before we arrive"): another period,
+    as "full plot" is another kind than "half plot". Returned as "15 days or more (asked: 10 days)";
+    None where a span holds it or the text gives none."""
+    spans = list(_duration_spans(question, text))
+    if not spans or any(holds for _, _, holds in spans):
+        return None
+    asked, span, _ = spans[0]
+    return f"{span.group().strip()} (asked: {asked.group().strip()})"
+
+
+def duration_terms(question: str) -> set[str]:
+    """The stems of the lengths of time a question gives ("10 days": "10", "day")."""
+    return {
+        stem(term)
+        for asked in _DURATION_GIVEN.finditer(question)
+        for term in (asked.group("number"), asked.group("unit"))
+    }
 
 
 def same_sense_terms(question: str, text: str) -> set[str]:
@@ -2397,6 +2426,10 @@ def score_sentences(
             lead_text = "" if lead is None else lead.slice(item.passage)
             named |= set(content_terms(lead_text))
             terms = set(content_terms(text)) | measured_terms(focus.question, text)
+            if other_duration(focus.question, text):
+                # "15 days or more before arrival" speaks of another period than "10 days before":
+                # its "days" (or a "£10") does not meet the question's length of time.
+                terms -= duration_terms(focus.question)
             spans.append(
                 (
                     item,

@@ -294,6 +294,9 @@ class _PdfPiece:
     right: float
     bottom: float
     top: float
+    # Its words, each with where it starts: a piece may run across a table's columns (a header's
+    # cells set close together), and is then cut between them.
+    words: tuple[tuple[str, float], ...] = ()
 
 
 # Words of a line are parted by a space of a fraction of the type size; cells of a table row set on
@@ -310,8 +313,8 @@ _PDF_TOUCH = 0.5
 def _pdf_pieces(
     line: str, boxes: Sequence[tuple[float, float, float, float]], size: float
 ) -> list[_PdfPiece]:
-    """``line`` cut at wide gaps between its characters, each piece with its box (the median bottom and
-    top of its characters, so that one tall or deep glyph does not stretch it)."""
+    """``line`` cut at wide gaps between its characters, each piece with the box of its characters
+    and its words."""
     gap = _PDF_CELL_GAP * (size or 10.0)
     runs: list[list[int]] = []
     previous_right: float | None = None
@@ -330,9 +333,21 @@ def _pdf_pieces(
             right=max(boxes[index][1] for index in run),
             bottom=min(boxes[index][2] for index in run),
             top=max(boxes[index][3] for index in run),
+            words=_pdf_words(line, boxes, run[0], run[-1] + 1),
         )
         for run in runs
     ]
+
+
+def _pdf_words(
+    line: str, boxes: Sequence[tuple[float, float, float, float]], start: int, end: int
+) -> tuple[tuple[str, float], ...]:
+    """The words of ``line[start:end]``, each with the left edge of its first character."""
+    return tuple(
+        (_clean(match.group()), boxes[start + match.start()][0])
+        for match in re.finditer(r"\S+", line[start:end])
+        if _clean(match.group())
+    )
 
 
 def _pdf_table_rows(lines: list[tuple[str, float]], pieces: list[list[_PdfPiece]]) -> list[tuple[str, float]]:
@@ -368,24 +383,51 @@ def _pdf_table_rows(lines: list[tuple[str, float]], pieces: list[list[_PdfPiece]
     out: list[tuple[str, float]] = []
     at = 0
     while at < len(bands):
+        # A run of rows: each a candidate band with the bands after it that go on its cells (a cell
+        # of more lines than the row's others, its first line above the row's middle).
+        groups: list[list[int]] = []
         end = at
-        while end < len(bands) and candidate[end]:
+        while end < len(bands):
+            if groups and _goes_on(bands[end], groups[-1], groups[0], pieces):
+                # Right of the first column and close to the row: it goes on the row's cells, even
+                # where a justified line of a cell has wide spaces.
+                groups[-1].extend(bands[end])
+            elif candidate[end]:
+                groups.append(list(bands[end]))
+            else:
+                break
             end += 1
-        columns = _pdf_columns(bands[at:end], pieces) if end - at >= 2 else []
+        columns = _pdf_columns(groups, pieces) if len(groups) >= 2 else []
         # A row of the table starts pieces at two of its columns at least ("Name: ____  Date: ____"
         # below a table is no row of it).
-        rows = [band for band in bands[at:end] if _matched_columns(band, pieces, columns) >= 2]
+        rows = [group for group in groups if _matched_columns(group, pieces, columns) >= 2]
         if len(columns) < 2 or len(rows) < 2:
             out.extend(lines[index] for index in bands[at])
             at += 1
             continue
-        for band in bands[at:end]:
-            if band in rows:
-                out.extend(_pdf_table_row(band, pieces, lines, columns, first=band is rows[0]))
+        for group in groups:
+            if group in rows:
+                out.extend(_pdf_table_row(group, pieces, lines, columns, first=group is rows[0]))
             else:
-                out.extend(lines[index] for index in band)
+                out.extend(lines[index] for index in sorted(group))
         at = end
     return out
+
+
+def _goes_on(band: list[int], row: list[int], first: list[int], pieces: list[list[_PdfPiece]]) -> bool:
+    """Whether ``band`` goes on the cells of ``row``: all its pieces start right of the first row's
+    first column, and it lies within one and a half of its lines' height of the row."""
+    found = [piece for index in band for piece in pieces[index]]
+    row_pieces = [piece for index in row for piece in pieces[index]]
+    if not found or not row_pieces:
+        return False
+    first_left = min(piece.left for index in first for piece in pieces[index])
+    if min(piece.left for piece in found) <= first_left + _PDF_COLUMN_SLACK:
+        return False
+    height = max(piece.top - piece.bottom for piece in found)
+    bottom, top = min(piece.bottom for piece in row_pieces), max(piece.top for piece in row_pieces)
+    gap = max(min(piece.bottom for piece in found) - top, bottom - max(piece.top for piece in found), 0.0)
+    return gap <= 1.5 * height
 
 
 def _matched_columns(band: list[int], pieces: list[list[_PdfPiece]], columns: list[float]) -> int:
@@ -462,19 +504,20 @@ def _pdf_table_row(
     with the piece before it on its line."""
     cells: list[list[tuple[float, float, str]]] = [[] for _ in columns]
     for index in band:
-        column: int | None = None
+        # The line's own top orders its pieces in a cell: the tops of single words differ by their
+        # letters ("Same day if").
+        line_top = max(piece.top for piece in pieces[index]) if pieces[index] else 0.0
         for piece in pieces[index]:
-            at = next(
-                (at for at, start in enumerate(columns) if abs(start - piece.left) <= _PDF_COLUMN_SLACK), None
-            )
-            if at is None and column is not None:
-                top, left, text = cells[column].pop()
-                cells[column].append((top, left, f"{text} {piece.text}"))
-                continue
-            if at is None:
-                at = max((at for at, start in enumerate(columns) if start <= piece.left), default=0)
-            column = at
-            cells[column].append((piece.top, piece.left, piece.text))
+            # Each word under the last column that starts at or before it: a justified cell's wide
+            # space starts no column, and a header's cells set close together part at the columns.
+            parts: dict[int, list[str]] = {}
+            for word, left in piece.words or ((piece.text, piece.left),):
+                column = max(
+                    (at for at, start in enumerate(columns) if start <= left + _PDF_COLUMN_SLACK), default=0
+                )
+                parts.setdefault(column, []).append(word)
+            for column, words in parts.items():
+                cells[column].append((line_top, piece.left, " ".join(words)))
     # A cell's lines from the top of the page down.
     texts = [
         " ".join(text for _, _, text in sorted(cell, key=lambda item: (-item[0], item[1]))) for cell in cells

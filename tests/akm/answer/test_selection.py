@@ -22,6 +22,7 @@ from akm.answer.selection import (
     mentions_event,
     opposite_event,
     other_day,
+    other_duration,
     other_kind,
     question_focus,
     select_evidence,
@@ -1760,3 +1761,16 @@ def test_a_span_of_time_speaks_of_a_length_of_time_it_holds(question: str, text:
 def test_money_back_is_a_refund() -> None:
     question = "if I cancel the hall 3 weeks before do i get my money back"
     assert {stem("money"), stem("back")} <= measured_terms(question, "14 to 27 days before: 50% refund")
+
+
+def test_a_span_that_does_not_hold_the_asked_length_of_time_speaks_of_another_period() -> None:
+    question = "I need to cancel our tent pitch 10 days before we arrive, do I get my deposit back"
+    # "15 days or more" is another period than 10 days, though it shares "days" and a "£10".
+    responsive, reason = _responds(
+        question, "15 days or more before arrival: deposit refunded, less a £10 fee."
+    )
+    assert not responsive
+    assert "speaks of another kind: 15 days or more (asked: 10 days)" in reason
+    assert other_duration(question, "7 to 14 days before arrival: deposit not refunded.") is None
+    # A text without a span of time says nothing of the period either way.
+    assert other_duration(question, "Please tell us as soon as possible.") is None

@@ -45,12 +45,14 @@ def pdf_table_bytes(
     before: str = "",
     after: str = "",
     borders: bool = True,
+    size: int = 10,
 ) -> bytes:
     """A page with a paragraph, a table (its first row the header; cells wrap over several lines
-    where their text is longer than the column) and another paragraph, set in 10 points."""
+    where their text is longer than the column, each cell's lines centred in its row) and another
+    paragraph, set in ``size`` points."""
     pdf = FPDF()
     pdf.add_page()
-    pdf.set_font("helvetica", size=10)
+    pdf.set_font("helvetica", size=size)
     if before:
         pdf.multi_cell(0, 5, before, new_x="LMARGIN", new_y="NEXT")
         pdf.ln(4)

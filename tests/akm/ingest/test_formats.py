@@ -458,6 +458,50 @@ def test_a_pdf_table_is_laid_out_as_markdown_rows_its_wrapped_cells_joined(borde
     assert any("| Silver Service | £85 |" in chunk.text for chunk in document.chunks)
 
 
+MEMBERSHIPS = [
+    ["Membership", "Monthly price", "Joining fee", "Access hours", "Classes included"],
+    [
+        "Off-peak",
+        "£24.99",
+        "£15.00",
+        "Mon-Fri 10:00 - 16:00 and after 20:00; weekends after 14:00",
+        "4 per month",
+    ],
+    ["Standard", "£34.99", "£20.00", "All opening hours", "8 per month"],
+    [
+        "Premium",
+        "£49.99",
+        "None",
+        "All opening hours, plus access to all three Pulse clubs (Harford, Kingsbridge and Alton Vale)",
+        "Unlimited, with priority booking 8 days ahead",
+    ],
+    [
+        "Student",
+        "£21.99",
+        "£10.00",
+        "All opening hours; valid student card required at every visit",
+        "4 per month",
+    ],
+]
+
+
+def test_a_pdf_table_row_taller_than_its_first_cell_keeps_every_line_of_its_cells() -> None:
+    # Set in 9 points on lines of 5 mm, a cell's lines do not touch one another: the access hours'
+    # first line lies above the row's one-line cells, and a narrow cell's line is spread out.
+    raw = pdf_table_bytes(MEMBERSHIPS, (24, 22, 20, 58, 40), after="All prices are per person.", size=9)
+    lines = extracted_text(PDF, raw).splitlines()
+    assert lines[:2] == [
+        "| Membership | Monthly price | Joining fee | Access hours | Classes included |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    assert (
+        "| Premium | £49.99 | None | All opening hours, plus access to all three Pulse clubs (Harford, Kingsbridge "
+        "and Alton Vale) | Unlimited, with priority booking 8 days ahead |"
+    ) in lines
+    assert lines[-1] == "All prices are per person."
+    assert len(lines) == 2 + 4 + 1
+
+
 def test_two_columns_of_running_text_and_a_form_line_stay_lines() -> None:
     left = "The committee met on Tuesday to discuss the plans for the summer fete. " * 4
     right = "Volunteers are needed for the cake stall, the tombola and the car park. " * 4
