@@ -290,7 +290,7 @@ def check_responsiveness(
             claim_terms
             | set(content_terms(claim.context))
             | same_sense_terms(focus.question, f"{claim.heading}\n{claim.context}")
-            | focus.spelled_out(f"{claim.heading}\n{claim.context}")
+            | focus.spelled_out(claim.context, claim.heading)
         )
         # "Which tool ..." answered by a claim that names a tool but not the word: the kind is left out
         # when every other term of the question is there.
@@ -331,8 +331,7 @@ def check_responsiveness(
                 entry_lacks=tuple(
                     term
                     for term in names
-                    if term not in claim_terms
-                    and term not in focus.spelled_out(f"{claim.text} {claim.heading}")
+                    if term not in claim_terms and term not in focus.spelled_out(claim.text, claim.heading)
                 )
                 if _quotes_an_entry(claim.context, claim.text)
                 else (),

@@ -1187,17 +1187,27 @@ class QuestionFocus:
     weights: dict[str, float]
     answer_type: AnswerType
 
-    def spelled_out(self, text: str) -> set[str]:
-        """The question's abbreviations ("AGM", two to six capitals) that ``text`` spells out as
-        capitalised words in a row ("Annual General Meeting"; a capitalised function word such as
-        "The" or "of" is no part of it)."""
+    def spelled_out(self, text: str, heading: str = "") -> set[str]:
+        """The question's abbreviations ("AGM", two to six capitals) that ``text`` or ``heading``
+        spells out as capitalised words in a row ("Annual General Meeting"; a capitalised function
+        word such as "The" or "of" is no part of it), or that ``heading`` spells out as a capitalised
+        word and the words after it ("Personal training" for "PT")."""
         wanted = {word for word in _WORD.findall(self.question) if re.fullmatch(r"[A-Z]{2,6}", word)}
         if not wanted:
             return set()
         spelled: set[str] = set()
-        for run in _CAPITALISED_RUN.finditer(text):
+        for run in _CAPITALISED_RUN.finditer(f"{heading}\n{text}"):
             initials = "".join(word[0] for word in run.group().split() if word.lower() not in _STOPWORDS)
             spelled |= {stem(word) for word in wanted if word in initials.upper()}
+        words = [word for word in re.findall(r"[A-Za-z][\w'’-]*", heading) if word.lower() not in _STOPWORDS]
+        for word in wanted:
+            size = len(word)
+            spelled |= {
+                stem(word)
+                for at in range(len(words) - size + 1)
+                if words[at][0].isupper()
+                and "".join(part[0] for part in words[at : at + size]).upper() == word
+            }
         return spelled
 
     @property
@@ -1516,6 +1526,8 @@ _SAME_WORDS: tuple[frozenset[str], ...] = (
     frozenset({"additio", "second", "extra", "anoth"}),
     # "my son" is the "your child" of a school's letter
     frozenset({"child", "childr", "son", "daught", "kid"}),
+    # "bring a friend" is bringing a guest
+    frozenset({"friend", "guest"}),
     # "the dentist" is the dental practice whose page it is
     frozenset({"dentist", "dental"}),
 )
@@ -2379,7 +2391,7 @@ def score_sentences(
         context_terms = (
             set(content_terms(without_question(item.passage, focus.question, keep_own_lines=True)))
             | heading_terms
-            | focus.spelled_out(f"{_heading_words(item)}\n{item.passage}")
+            | focus.spelled_out(item.passage, _heading_words(item))
         )
         asked: set[str] = set()
         asked_text = ""

@@ -1774,3 +1774,18 @@ def test_a_span_that_does_not_hold_the_asked_length_of_time_speaks_of_another_pe
     assert other_duration(question, "7 to 14 days before arrival: deposit not refunded.") is None
     # A text without a span of time says nothing of the period either way.
     assert other_duration(question, "Please tell us as soon as possible.") is None
+
+
+def test_a_heading_spells_out_an_abbreviation_and_a_friend_is_a_guest() -> None:
+    focus = question_focus("how much for a block of 10 PT sessions")
+    # A heading's capitalised word and the words after it spell "PT"; the same words in prose do not.
+    assert stem("PT") in focus.spelled_out(
+        "A block of 10 sessions costs £340.", "Pulse Fitness 4. Personal training"
+    )
+    assert not focus.spelled_out("Please take a towel to every session.", "Pulse Fitness Gym rules")
+    responsive, reason = _responds(
+        "can I bring a friend to the gym if im on a student membership",
+        "Off-peak and Student members cannot bring guests.",
+        heading="Pulse Fitness gym Membership terms",
+    )
+    assert responsive, reason
