@@ -1528,6 +1528,8 @@ _SAME_WORDS: tuple[frozenset[str], ...] = (
     frozenset({"child", "childr", "son", "daught", "kid"}),
     # "bring a friend" is bringing a guest
     frozenset({"friend", "guest"}),
+    # "when do we have to leave" asks when to depart
+    frozenset({"leav", "depart", "departu"}),
     # "the dentist" is the dental practice whose page it is
     frozenset({"dentist", "dental"}),
 )

@@ -33,11 +33,12 @@ _TABLE_RULE = re.compile(r"[ \t]*\|[ \t:|-]*\|[ \t]*$")
 _LINK_DEFINITION = re.compile(r" {0,3}\[[^\]\n]+\]:[ \t]*<?\S+>?(?:[ \t]+[\"'(].*)?[ \t]*$")
 # Up to four words, capitalised, with no closing punctuation: a plain text's section title.
 _PLAIN_HEADING = re.compile(r"[A-Z][\w'’&/-]*(?:[ \t]+[\w'’&/-]+){0,3}")
-# A line of fields ("From: Idris Fennimore", "**Venue:** St Brannock's Church Hall"): a label of up
-# to three words, a colon, a value. In a run of two or more such lines each line is an entry of its
+# A line of fields ("From: Idris Fennimore", "**Venue:** St Brannock's Church Hall", "Tents, caravans
+# and motorhomes: arrive from 1:00pm"): a label of up to four words (commas between them), a colon,
+# a value. In a run of two or more such lines each line is an entry of its
 # own, as an email's header or a record's fields are, not one sentence wrapped over lines.
 _FIELD_LINE = re.compile(
-    r"[ \t]*(?:\*\*|__)?[A-Z][\w'’&/().-]*(?:[ \t]+[\w'’&/().-]+){0,2}:(?:\*\*|__)?[ \t]+\S"
+    r"[ \t]*(?:\*\*|__)?[A-Z][\w'’&/().-]*(?:,?[ \t]+[\w'’&/().-]+){0,3}:(?:\*\*|__)?[ \t]+\S"
 )
 # A list item's bullet or number; an FAQ's "Q." and "A." mark its question and its answer so.
 _BULLET = re.compile(r"[ \t]*(?:[-*•·▪‣]|\d{1,3}[.)]|[a-z][.)]|[QA][.:])[ \t]+")

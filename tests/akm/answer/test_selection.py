@@ -1789,3 +1789,8 @@ def test_a_heading_spells_out_an_abbreviation_and_a_friend_is_a_guest() -> None:
         heading="Pulse Fitness gym Membership terms",
     )
     assert responsive, reason
+
+
+def test_leaving_is_departing() -> None:
+    question = "what time do we have to leave our tent pitch on the last day"
+    assert stem("leave") in measured_terms(question, "Tents: arrive from 1:00pm, depart by 11:00am")

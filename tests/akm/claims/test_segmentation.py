@@ -224,6 +224,15 @@ def test_a_run_of_field_lines_is_one_entry_a_line_and_a_lone_label_wraps_on() ->
     ]
     spans = sentence_spans(email)
     assert [is_field_entry(email, span) for span in spans] == [True, True, True, False]
+    # A label of several words with commas between them, as a plain text's terms set out times.
+    times = (
+        "  Tents, caravans and motorhomes: arrive from 1:00pm, depart by 11:00am\n"
+        "  Bell tents: arrive from 4:00pm, depart by 10:00am\n"
+    )
+    assert sentences(times) == [
+        "Tents, caravans and motorhomes: arrive from 1:00pm, depart by 11:00am",
+        "Bell tents: arrive from 4:00pm, depart by 10:00am",
+    ]
 
 
 def test_a_line_broken_short_of_the_wrap_width_ends_its_unit() -> None:
