@@ -63,6 +63,7 @@ from akm.answer.selection import (
     question_names,
     question_similarities,
     same_sense_terms,
+    spanned_duration,
     states_instead,
     unnamed_kind,
     within_a_range,
@@ -282,8 +283,10 @@ def check_responsiveness(
     checks = []
     for claim, similarity in zip(supported, similarities, strict=True):
         # A value of a measure the question names says that word ("11.4 km" the distance).
-        claim_terms = set(content_terms(f"{claim.text} {claim.heading} {claim.referent}")) | measured_terms(
-            focus.question, claim.text
+        claim_terms = (
+            set(content_terms(f"{claim.text} {claim.heading} {claim.referent}"))
+            | measured_terms(focus.question, claim.text)
+            | spanned_duration(focus.question, claim.columns)
         )
         # An abbreviation the question uses is met where the passage or its headings spell it out.
         with_context = (
@@ -325,7 +328,7 @@ def check_responsiveness(
                 other=other_kind(focus.question, claim.text, claim.context, claim.heading)
                 or other_day(focus.question, claim.text, claim.before, claim.heading)
                 or other_variant(focus.question, claim.text, claim.heading)
-                or other_duration(focus.question, claim.text),
+                or other_duration(focus.question, claim.text, claim.context),
                 role=absent_role(focus.question, claim.text, claim.heading),
                 title_only=_title_only(focus, claim.title, claim_terms),
                 entry_lacks=tuple(

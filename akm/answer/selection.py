@@ -1557,18 +1557,16 @@ def measured_terms(question: str, text: str) -> set[str]:
     return {stem(word) for word in said} | same_sense_terms(question, text) | spanned_duration(question, text)
 
 
-# A length of time a question gives ("3 weeks before", "30 hours ahead", "a few weeks": about three),
-# in hours.
-_HOURS_IN: dict[str, float] = {
-    "hour": 1,
-    "hr": 1,
-    "day": 24,
-    "week": 168,
-    "wk": 168,
-    "fortnight": 336,
-    "month": 730,
-}
-_TIME_UNIT = r"(?P<unit>hours?|hrs?|days?|weeks?|wks?|fortnights?|months?)\b"
+# A measure a question gives ("3 weeks before", "30 hours ahead", "a few weeks": about three; "my
+# 10 yr old"; "my dog weighs 32kg"), as its dimension and its size in that dimension's unit.
+_UNIT_SIZES: dict[str, tuple[str, float]] = {
+    "hour": ("time", 1), "hr": ("time", 1), "day": ("time", 24), "week": ("time", 168), "wk": ("time", 168),
+    "fortnight": ("time", 336), "month": ("time", 730), "year": ("time", 8760), "yr": ("time", 8760),
+    "kg": ("weight", 1), "kilo": ("weight", 1), "kilogram": ("weight", 1), "g": ("weight", 0.001),
+    "gram": ("weight", 0.001),
+}  # fmt: skip
+_UNIT_WORDS = r"hours?|hrs?|days?|weeks?|wks?|fortnights?|months?|years?|yrs?|kg|kilos?|kilograms?|g|grams?"
+_TIME_UNIT = rf"(?P<unit>{_UNIT_WORDS})\b"
 _NUMBER_WORDS: dict[str, float] = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "few": 3, "several": 3, "couple": 2,
@@ -1576,17 +1574,18 @@ _NUMBER_WORDS: dict[str, float] = {
 _DURATION_GIVEN = re.compile(
     rf"\b(?P<number>\d+(?:\.\d+)?|{'|'.join(_NUMBER_WORDS)})(?:\s+of)?\s*-?\s*{_TIME_UNIT}", re.IGNORECASE
 )
-# A span of time a text gives: "14 to 27 days", "between 24 and 48 hours", "28 days or more",
-# "fewer than 14 days", "at least 7 days", "within 10 days".
+# A span a text gives: "14 to 27 days", "between 24 and 48 hours", "28 days or more", "fewer than 14
+# days", "at least 7 days", "within 10 days", "25-40kg", "Child (5 - 15 years)".
 _DURATION_SPANS = (
     re.compile(
-        rf"(?:\bbetween\s+)?(?<![\d.])(?P<low>\d+(?:\.\d+)?)\s*(?:–|—|-|to|and)\s*(?P<high>\d+(?:\.\d+)?)\s*{_TIME_UNIT}",
+        rf"(?:\bbetween\s+)?(?<![\d.])(?P<low>\d+(?:\.\d+)?)\s*(?:{_UNIT_WORDS})?\s*(?:–|—|-|to|and)\s*"
+        rf"(?P<high>\d+(?:\.\d+)?)\s*{_TIME_UNIT}",
         re.IGNORECASE,
     ),
     re.compile(
         rf"(?<![\d.])(?P<low>\d+(?:\.\d+)?)\s*{_TIME_UNIT}\s+or\s+(?:more|longer|over)\b"
-        rf"|\b(?:(?:more|longer)\s+than|after|over|beyond)\s+(?P<above>\d+(?:\.\d+)?)\s*(?P<unit_above>hours?|hrs?|days?|weeks?|wks?|months?)\b"
-        rf"|\bat\s+least\s+(?P<least>\d+(?:\.\d+)?)\s*(?P<unit_least>hours?|hrs?|days?|weeks?|wks?|months?)\b",
+        rf"|\b(?:(?:more|longer)\s+than|after|over|beyond)\s+(?P<above>\d+(?:\.\d+)?)\s*(?P<unit_above>{_UNIT_WORDS})\b"
+        rf"|\bat\s+least\s+(?P<least>\d+(?:\.\d+)?)\s*(?P<unit_least>{_UNIT_WORDS})\b",
         re.IGNORECASE,
     ),
     re.compile(
@@ -1596,30 +1595,38 @@ _DURATION_SPANS = (
 )
 
 
-def _hours(number: str, unit: str) -> float:
+def _size(number: str, unit: str) -> tuple[str, float]:
+    """The dimension of ``unit`` and the size of ``number`` of it in that dimension's unit."""
     value = _NUMBER_WORDS.get(number.lower())
-    return (value if value is not None else float(number)) * _HOURS_IN[stem(unit).rstrip("s")]
+    name = unit.lower()
+    dimension, scale = _UNIT_SIZES.get(name) or _UNIT_SIZES[name[:-1] if name.endswith("s") else name]
+    return dimension, (value if value is not None else float(number)) * scale
 
 
 def _duration_spans(question: str, text: str) -> Iterator[tuple[re.Match[str], re.Match[str], bool]]:
     """Each length of time the question gives with each span of time ``text`` gives, and whether the
     span holds it."""
     for asked in _DURATION_GIVEN.finditer(question):
-        wanted = _hours(asked.group("number"), asked.group("unit"))
+        dimension, wanted = _size(asked.group("number"), asked.group("unit"))
         for pattern in _DURATION_SPANS:
             for span in pattern.finditer(text):
                 found = {name: value for name, value in span.groupdict().items() if value is not None}
                 unit = found.get("unit") or found.get("unit_above") or found.get("unit_least") or ""
+                if _size("1", unit)[0] != dimension:
+                    continue  # days against kilograms: no comparison
+
+                def size(number: str, unit: str = unit) -> float:
+                    return _size(number, unit)[1]
+
                 if "low" in found and "high" in found:
-                    holds = _hours(found["low"], unit) <= wanted <= _hours(found["high"], unit)
+                    holds = size(found["low"]) <= wanted <= size(found["high"])
                 elif "low" in found or "least" in found:
-                    holds = wanted >= _hours(found.get("low") or found["least"], unit)
+                    holds = wanted >= size(found.get("low") or found["least"])
                 elif "above" in found:
-                    holds = wanted > _hours(found["above"], unit)
+                    holds = wanted > size(found["above"])
                 else:
-                    holds = wanted < _hours(found["high"], unit) or (
-                        wanted == _hours(found["high"], unit)
-                        and not re.match(r"(?:fewer|less)", span.group(), re.I)
+                    holds = wanted < size(found["high"]) or (
+                        wanted == size(found["high"]) and not re.match(r"(?:fewer|less)", span.group(), re.I)
                     )
                 yield asked, span, holds
 
@@ -1629,20 +1636,27 @@ def spanned_duration(question: str, text: str) -> set[str]:
     time that holds it ("14 to 27 days before the booking", "28 days or more", "fewer than 14 days"):
     the span speaks of it, as "18-20 °C" speaks of 19 °C."""
     return {
-        stem(term)
-        for asked, _, holds in _duration_spans(question, text)
-        if holds
-        for term in (asked.group("number"), asked.group("unit"))
+        term for asked, _, holds in _duration_spans(question, text) if holds for term in _measure_terms(asked)
     }
 
 
-def other_duration(question: str, text: str) -> str | None:
-    """The span of time ``text`` speaks of where the question gives a length of time that no span of
-    the text holds ("15 days or more before arrival" for "10 days before we arrive"): another period,
-    as "full plot" is another kind than "half plot". Returned as "15 days or more (asked: 10 days)";
-    None where a span holds it or the text gives none."""
+def _measure_terms(asked: re.Match[str]) -> tuple[str, str]:
+    """The question's terms for a measure it gives: its number and its unit ("yrs" as "years")."""
+    unit = asked.group("unit")
+    return stem(asked.group("number")), stem(full_form(unit) or unit)
+
+
+def other_duration(question: str, text: str, context: str) -> str | None:
+    """The span ``text`` speaks of where the question gives a length of time (or a weight) that no
+    span of the text holds and a span of its passage ``context`` does ("15 days or more before
+    arrival" for "10 days before we arrive", beside "7 to 14 days before arrival"): another band, as
+    "full plot" is another kind than "half plot". Returned as "15 days or more (asked: 10 days)";
+    None where a span of the text holds it, the text gives none, or none of the passage holds it (a
+    limit, "a maximum of 3 months", then answers "for 5 months?")."""
     spans = list(_duration_spans(question, text))
     if not spans or any(holds for _, _, holds in spans):
+        return None
+    if not any(holds for _, _, holds in _duration_spans(question, context)):
         return None
     asked, span, _ = spans[0]
     return f"{span.group().strip()} (asked: {asked.group().strip()})"
@@ -1650,11 +1664,7 @@ def other_duration(question: str, text: str) -> str | None:
 
 def duration_terms(question: str) -> set[str]:
     """The stems of the lengths of time a question gives ("10 days": "10", "day")."""
-    return {
-        stem(term)
-        for asked in _DURATION_GIVEN.finditer(question)
-        for term in (asked.group("number"), asked.group("unit"))
-    }
+    return {term for asked in _DURATION_GIVEN.finditer(question) for term in _measure_terms(asked)}
 
 
 def same_sense_terms(question: str, text: str) -> set[str]:
@@ -2394,6 +2404,7 @@ def score_sentences(
             set(content_terms(without_question(item.passage, focus.question, keep_own_lines=True)))
             | heading_terms
             | focus.spelled_out(item.passage, _heading_words(item))
+            | spanned_duration(focus.question, item.passage)
         )
         asked: set[str] = set()
         asked_text = ""
@@ -2435,12 +2446,18 @@ def score_sentences(
             # A table row's column headers name what each of its cells is, as a heading does, and
             # so does the line that leads in to a list ("**Every 3 months (owner):**").
             columns = columns_of(item, span)
-            named = heading_terms | asked | set(content_terms(columns))
+            # A band in a column's header ("25–40kg") holds the weight or age the question gives.
+            named = (
+                heading_terms
+                | asked
+                | set(content_terms(columns))
+                | spanned_duration(focus.question, columns)
+            )
             lead = lead_in(item.passage, span)
             lead_text = "" if lead is None else lead.slice(item.passage)
             named |= set(content_terms(lead_text))
             terms = set(content_terms(text)) | measured_terms(focus.question, text)
-            if other_duration(focus.question, text):
+            if other_duration(focus.question, text, item.passage):
                 # "15 days or more before arrival" speaks of another period than "10 days before":
                 # its "days" (or a "£10") does not meet the question's length of time.
                 terms -= duration_terms(focus.question)

@@ -1751,11 +1751,15 @@ def test_a_joined_compound_meets_its_hyphenated_spelling() -> None:
         ),
         ("What if I cancel 30 hours ahead?", "Between 24 and 48 hours before pick-up: 50% back", True),
         ("What if I cancel 5 weeks ahead?", "28 days or more before the booking: full refund", True),
+        # A weight or an age in a band of the same dimension; days never hold kilograms.
+        ("my dog weighs 32kg, how much to get him castrated", "| Castration, dog 25-40kg | £395.00 |", True),
+        ("my 10 yr old lost his card", "| Child (5 - 15 years) | £1.00 |", True),
+        ("my dog weighs 32kg", "Collect within 30 to 40 days", False),
     ],
 )
 def test_a_span_of_time_speaks_of_a_length_of_time_it_holds(question: str, text: str, credited: bool) -> None:
     said = measured_terms(question, text)
-    assert (stem("week") in said or stem("hours") in said) is credited
+    assert bool(said & {stem("week"), stem("hours"), stem("kg"), stem("years")}) is credited
 
 
 def test_money_back_is_a_refund() -> None:
@@ -1765,15 +1769,19 @@ def test_money_back_is_a_refund() -> None:
 
 def test_a_span_that_does_not_hold_the_asked_length_of_time_speaks_of_another_period() -> None:
     question = "I need to cancel our tent pitch 10 days before we arrive, do I get my deposit back"
-    # "15 days or more" is another period than 10 days, though it shares "days" and a "£10".
-    responsive, reason = _responds(
-        question, "15 days or more before arrival: deposit refunded, less a £10 fee."
-    )
+    # "15 days or more" is another band than 10 days, though it shares "days" and a "£10", where the
+    # passage has the band that holds 10 days.
+    refunded = "15 days or more before arrival: deposit refunded, less a £10 fee."
+    bands = f"{refunded}\n7 to 14 days before arrival: deposit not refunded."
+    responsive, reason = _responds(question, refunded, context=bands)
     assert not responsive
     assert "speaks of another kind: 15 days or more (asked: 10 days)" in reason
-    assert other_duration(question, "7 to 14 days before arrival: deposit not refunded.") is None
+    assert other_duration(question, "7 to 14 days before arrival: deposit not refunded.", bands) is None
+    # A limit with no band beside it answers for a length it does not hold: "for 5 months?" is "no".
+    limit = "You may freeze your membership for a maximum of 3 months."
+    assert other_duration("can I freeze my gym membership for 5 months", limit, limit) is None
     # A text without a span of time says nothing of the period either way.
-    assert other_duration(question, "Please tell us as soon as possible.") is None
+    assert other_duration(question, "Please tell us as soon as possible.", bands) is None
 
 
 def test_a_heading_spells_out_an_abbreviation_and_a_friend_is_a_guest() -> None:
@@ -1794,3 +1802,12 @@ def test_a_heading_spells_out_an_abbreviation_and_a_friend_is_a_guest() -> None:
 def test_leaving_is_departing() -> None:
     question = "what time do we have to leave our tent pitch on the last day"
     assert stem("leave") in measured_terms(question, "Tents: arrive from 1:00pm, depart by 11:00am")
+
+
+def test_a_band_in_a_column_header_holds_the_weight_the_question_gives() -> None:
+    question = "my dog weighs 32kg, how much to get him castrated"
+    row = "| Dog castration | £285.00 | £340.00 | £395.00 | £460.00 |"
+    columns = "| Procedure | Under 10kg | 10–25kg | 25–40kg | Over 40kg |"
+    in_context = ClaimInContext(claim_id="claim-1", text=row, context=f"{columns}\n{row}", columns=columns)
+    verdict = check_responsiveness(question_focus(question), [in_context], None)
+    assert "the question's 32 not in its passage" not in verdict.reason
