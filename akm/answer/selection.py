@@ -317,6 +317,12 @@ _PART = re.compile(r"[A-Za-z][A-Za-z'’]*")
 _SUFFIXES = (
     "ations",
     "ation",
+    # A verb in "-ate" meets its noun in "-ation": "castrated" and "castration", "vaccinate" and
+    # "vaccination" (a short stem keeps its "ate": "dated", "rates", "updated").
+    "ating",
+    "ated",
+    "ates",
+    "ate",
     "ments",
     "ment",
     "ings",

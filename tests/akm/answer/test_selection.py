@@ -1811,3 +1811,21 @@ def test_a_band_in_a_column_header_holds_the_weight_the_question_gives() -> None
     in_context = ClaimInContext(claim_id="claim-1", text=row, context=f"{columns}\n{row}", columns=columns)
     verdict = check_responsiveness(question_focus(question), [in_context], None)
     assert "the question's 32 not in its passage" not in verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("verb", "noun"),
+    [
+        ("castrated", "castration"),
+        ("vaccinate", "vaccination"),
+        ("estimates", "estimate"),
+        ("graduated", "graduation"),
+    ],
+)
+def test_a_verb_in_ate_meets_its_noun_in_ation(verb: str, noun: str) -> None:
+    assert stem(verb) == stem(noun)
+
+
+def test_a_short_stem_keeps_its_ate() -> None:
+    # "dated" is no "d", "rates" no "r": too short a stem is not cut.
+    assert stem("dated") != stem("dent") and stem("rates") == "rate" and stem("updated").startswith("updat")
