@@ -267,6 +267,27 @@ def _title_only(focus: QuestionFocus, title: str, claim_terms: set[str]) -> bool
     )
 
 
+def _other_row(focus: QuestionFocus, claim: ClaimInContext, with_context: set[str]) -> str | None:
+    """The thing a quoted table row is about, when it is another than the question's: its first
+    cell shares no term with the question while a term of the question stands nowhere in the
+    passage ("| Dog | Primary course | £89.00 |" for the price to vaccinate a ferret). A row whose
+    first cell names what was asked ("| Band 2 | ... |"), or a question all of whose terms the
+    passage holds ("what time is aqua aerobics" and "| Wednesday | Aqua aerobics | 19:00 |"),
+    passes."""
+    text = claim.text.strip()
+    if not text.startswith("|") or not _quotes_an_entry(claim.context, claim.text):
+        return None
+    cells = [cell.strip() for cell in text.strip("|").split("|")]
+    key = cells[0] if cells else ""
+    if not key:
+        return None
+    missing = [term for term in focus.weights if term not in with_context]
+    key_terms = set(content_terms(key)) | measured_terms(focus.question, key)
+    if not missing or key_terms & set(focus.weights):
+        return None
+    return f"{key.lower()} (asked: {', '.join(missing)})"
+
+
 def check_responsiveness(
     focus: QuestionFocus, supported: Sequence[ClaimInContext], embedder: Embedder | None
 ) -> Responsiveness:
@@ -325,7 +346,8 @@ def check_responsiveness(
                 unnamed=unnamed_kind(focus.question, claim.text),
                 asking=(focus.question.split() or ["which"])[0].lower(),
                 # Another kind of the noun asked ("full plot" for "half plot"), or another day.
-                other=other_kind(focus.question, claim.text, claim.context, claim.heading)
+                other=_other_row(focus, claim, with_context)
+                or other_kind(focus.question, claim.text, claim.context, claim.heading)
                 or other_day(focus.question, claim.text, claim.before, claim.heading)
                 or other_variant(focus.question, claim.text, claim.heading)
                 or other_duration(focus.question, claim.text, claim.context),

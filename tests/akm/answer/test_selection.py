@@ -1829,3 +1829,28 @@ def test_a_verb_in_ate_meets_its_noun_in_ation(verb: str, noun: str) -> None:
 def test_a_short_stem_keeps_its_ate() -> None:
     # "dated" is no "d", "rates" no "r": too short a stem is not cut.
     assert stem("dated") != stem("dent") and stem("rates") == "rate" and stem("updated").startswith("updat")
+
+
+@pytest.mark.parametrize(
+    ("question", "row", "other"),
+    [
+        # The row is about dogs; the ferret asked about stands nowhere in the passage.
+        ("how much to vaccinate my ferret at meadowbank", "| Dog | Primary course | £89.00 |", True),
+        # The first cell names what was asked.
+        ("how much to vaccinate my dog at meadowbank", "| Dog | Primary course | £89.00 |", False),
+        # Every term of the question stands in the row, though its first cell is a day.
+        ("what time is aqua aerobics", "| Wednesday | Aqua aerobics | 19:00 - 20:00 |", False),
+    ],
+)
+def test_a_row_about_another_thing_does_not_answer(question: str, row: str, other: bool) -> None:
+    header = "| Species | Vaccination | Price |" if "Dog" in row else "| Day | Session | Times |"
+    in_context = ClaimInContext(
+        claim_id="claim-1",
+        text=row,
+        context=f"{header}\n| --- | --- | --- |\n{row}",
+        heading="Meadowbank Vets Prices",
+        title="Meadowbank Vets",
+        columns=header,
+    )
+    verdict = check_responsiveness(question_focus(question), [in_context], None)
+    assert ("speaks of another kind: dog" in verdict.reason) is other, verdict.reason
