@@ -1607,9 +1607,18 @@ def test_a_measure_met_only_by_a_value_does_not_tie_a_claim_to_what_the_question
         assert "shares only its document's title with the question" in verdict.reason
 
 
-def _responds(question: str, claim: str, context: str = "", heading: str = "") -> tuple[bool, str]:
+def _responds(
+    question: str, claim: str, context: str = "", heading: str = "", columns: str = ""
+) -> tuple[bool, str]:
+    """Whether ``claim`` (in ``context``, under ``heading``, which is also its document's title, and
+    under a table's ``columns``) answers ``question``, and why."""
     in_context = ClaimInContext(
-        claim_id="claim-1", text=claim, context=context or claim, heading=heading, title=heading
+        claim_id="claim-1",
+        text=claim,
+        context=context or claim,
+        heading=heading,
+        title=heading,
+        columns=columns,
     )
     verdict = check_responsiveness(question_focus(question), [in_context], None)
     return verdict.responsive, verdict.reason
@@ -1808,9 +1817,8 @@ def test_a_band_in_a_column_header_holds_the_weight_the_question_gives() -> None
     question = "my dog weighs 32kg, how much to get him castrated"
     row = "| Dog castration | £285.00 | £340.00 | £395.00 | £460.00 |"
     columns = "| Procedure | Under 10kg | 10–25kg | 25–40kg | Over 40kg |"
-    in_context = ClaimInContext(claim_id="claim-1", text=row, context=f"{columns}\n{row}", columns=columns)
-    verdict = check_responsiveness(question_focus(question), [in_context], None)
-    assert "the question's 32 not in its passage" not in verdict.reason
+    _, reason = _responds(question, row, context=f"{columns}\n{row}", columns=columns)
+    assert "the question's 32 not in its passage" not in reason
 
 
 @pytest.mark.parametrize(
@@ -1844,13 +1852,11 @@ def test_a_short_stem_keeps_its_ate() -> None:
 )
 def test_a_row_about_another_thing_does_not_answer(question: str, row: str, other: bool) -> None:
     header = "| Species | Vaccination | Price |" if "Dog" in row else "| Day | Session | Times |"
-    in_context = ClaimInContext(
-        claim_id="claim-1",
-        text=row,
+    _, reason = _responds(
+        question,
+        row,
         context=f"{header}\n| --- | --- | --- |\n{row}",
-        heading="Meadowbank Vets Prices",
-        title="Meadowbank Vets",
+        heading="Meadowbank Vets",
         columns=header,
     )
-    verdict = check_responsiveness(question_focus(question), [in_context], None)
-    assert ("speaks of another kind: dog" in verdict.reason) is other, verdict.reason
+    assert ("speaks of another kind: dog" in reason) is other, reason
