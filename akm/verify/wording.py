@@ -301,16 +301,25 @@ def direction_of(word: Word) -> str:
     return ""
 
 
+def _direction_at(text_words: list[Word], index: int) -> str:
+    """The direction the word at ``index`` says, where it says one: "at least" and "at most"
+    bound a number ("a flow of at least 2 litres/min") rather than say that anything changes."""
+    word = text_words[index]
+    if word.lower in ("least", "most") and index and text_words[index - 1].lower == "at":
+        return ""
+    return direction_of(word)
+
+
 def directions(text_words: list[Word]) -> set[str]:
     """'up' and/or 'down' when the words say a quantity rises or falls."""
-    return {direction for direction in map(direction_of, text_words) if direction}
+    return {direction for index in range(len(text_words)) if (direction := _direction_at(text_words, index))}
 
 
 def direction_neighbours(text_words: list[Word], reach: int = 3) -> dict[str, set[str]]:
     """For each direction, the stems of content words within ``reach`` words of a word saying it."""
     found: dict[str, set[str]] = {"up": set(), "down": set()}
     for index, word in enumerate(text_words):
-        direction = direction_of(word)
+        direction = _direction_at(text_words, index)
         if not direction:
             continue
         for neighbour in text_words[max(0, index - reach) : index + reach + 1]:

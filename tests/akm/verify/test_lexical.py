@@ -223,6 +223,29 @@ def test_contradiction_needs_the_rest_of_the_claim_to_align() -> None:
 
 
 @pytest.mark.parametrize(
+    ("passage", "label"),
+    [
+        (
+            "Turn a hot tap on fully: the boiler needs a hot water flow of at least 2 litres/min to start"
+            " heating water.",
+            "insufficient",
+        ),
+        (
+            "The hot water flow rate falls to 2 litres/min when the boiler starts heating water.",
+            "contradicted",
+        ),
+    ],
+    ids=["at-least-bounds-a-number", "falls-says-a-direction"],
+)
+def test_at_least_bounds_a_number_and_says_no_direction(passage: str, label: SupportLabel) -> None:
+    # A table row's "35°C rise" next to a unit is not contradicted by another passage's "at
+    # least 2 litres/min", which bounds a number; "falls to" does say the opposite direction.
+    claim = "| Hot water flow rate (at 35°C rise) | 11.5 litres/min | 14.3 litres/min |"
+    judgement = LexicalClaimVerifier().verify(claim, passage)
+    assert judgement.label == label, judgement.note
+
+
+@pytest.mark.parametrize(
     ("claim", "passage", "label", "decided_by"),
     [
         (
