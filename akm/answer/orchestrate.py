@@ -600,6 +600,8 @@ def _selection_record(selection: Selection, composed: _Composed, *, generated_te
     """What selection chose and why, for the response and the stored decode record."""
     return {
         "answerType": selection.focus.answer_type,
+        # The question as selection read it: a misspelt word as the passages' word it nearly is.
+        "readAs": selection.focus.question,
         "composition": composed.composition,
         "responsive": composed.responsiveness.responsive,
         "responsiveness": composed.responsiveness.reason,

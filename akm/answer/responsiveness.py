@@ -47,6 +47,7 @@ from akm.answer.selection import (
     absent_role,
     answered_kind_terms,
     asks_method,
+    column_band_terms,
     combined_score,
     content_terms,
     cut_event,
@@ -59,6 +60,7 @@ from akm.answer.selection import (
     other_day,
     other_duration,
     other_kind,
+    other_length,
     other_variant,
     question_names,
     question_similarities,
@@ -304,10 +306,14 @@ def check_responsiveness(
     checks = []
     for claim, similarity in zip(supported, similarities, strict=True):
         # A value of a measure the question names says that word ("11.4 km" the distance).
+        # A word the claim adds to its passage ("The details of a new tenant ..." from "New tenants
+        # ...") is none of the passage's: it meets no term of the question.
         claim_terms = (
             set(content_terms(f"{claim.text} {claim.heading} {claim.referent}"))
+            & set(content_terms(f"{claim.context} {claim.heading} {claim.referent} {claim.columns}"))
             | measured_terms(focus.question, claim.text)
             | spanned_duration(focus.question, claim.columns)
+            | column_band_terms(focus.question, claim.text, claim.columns)
         )
         # An abbreviation the question uses is met where the passage or its headings spell it out.
         with_context = (
@@ -350,7 +356,8 @@ def check_responsiveness(
                 or other_kind(focus.question, claim.text, claim.context, claim.heading)
                 or other_day(focus.question, claim.text, claim.before, claim.heading)
                 or other_variant(focus.question, claim.text, claim.heading)
-                or other_duration(focus.question, claim.text, claim.context),
+                or other_duration(focus.question, claim.text, claim.context)
+                or other_length(focus.question, claim.text),
                 role=absent_role(focus.question, claim.text, claim.heading),
                 title_only=_title_only(focus, claim.title, claim_terms),
                 entry_lacks=tuple(

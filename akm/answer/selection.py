@@ -48,7 +48,7 @@ from akm.claims import (
     sentence_spans,
     table_header,
 )
-from akm.claims.quantities import DAY_OF_MONTH, MONTH, WEEKDAY, mentions_date, quantities
+from akm.claims.quantities import DAY_OF_MONTH, MONTH, MONTHS, WEEKDAY, mentions_date, quantities
 from akm.claims.words import full_form
 from akm.contract.models import EvidenceRow
 from akm.embedding import Embedder, EmbeddingModelError
@@ -1538,6 +1538,10 @@ _SAME_WORDS: tuple[frozenset[str], ...] = (
     frozenset({"leav", "depart", "departu"}),
     # "the dentist" is the dental practice whose page it is
     frozenset({"dentist", "dental"}),
+    # "do bins need to be out by ..." asks what they must be
+    frozenset({"need", "must", "requir"}),
+    # "can I keep chickens" is answered by the rule on hens
+    frozenset({"chicken", "hen"}),
 )
 
 
@@ -1560,18 +1564,74 @@ def measured_terms(question: str, text: str) -> set[str]:
     # A short form asks for its full word's measure ("max" the maximum).
     asked = {(full_form(word, words[at - 1] if at else "") or word).lower() for at, word in enumerate(words)}
     said = {word for word, value in _MEASURE_VALUES.items() if word in asked and value.search(text)}
-    return {stem(word) for word in said} | same_sense_terms(question, text) | spanned_duration(question, text)
+    return (
+        {stem(word) for word in said}
+        | same_sense_terms(question, text)
+        | spanned_duration(question, text)
+        | spanned_month(question, text)
+    )
+
+
+_MONTH_NAME = (
+    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
+    r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+)
+# A month a question asks about: "in July", "mid august", "over december"; "may" and "march" only
+# after such a word, since they are also a verb.
+_ASKED_MONTH = re.compile(
+    rf"\b(?:(?P<after>in|during|over|through|throughout|for|of|early|late|mid|end\s+of|start\s+of)"
+    rf"[\s-]+)?(?P<month>{_MONTH_NAME})\b",
+    re.IGNORECASE,
+)
+# A run of months a text gives: "between 1 November and the last day of February", "(1 October to
+# 31 March)", "24 May – 8 Sept", "March to November".
+_MONTH_RANGE = re.compile(
+    rf"\b(?P<first>{_MONTH_NAME})\b[^.;:\n]{{0,12}}?(?:\s+(?:to|and|until|till|through)\s+|\s*[–—-]\s*)"
+    rf"[^.;:\n]{{0,24}}?\b(?P<last>{_MONTH_NAME})\b",
+    re.IGNORECASE,
+)
+_ONLY = re.compile(r"\bonly\b", re.IGNORECASE)
+
+
+def _month_number(name: str) -> int:
+    return MONTHS[name.lower()[:3] if name.lower()[:3] != "sep" else "sep"]
+
+
+def spanned_month(question: str, text: str) -> set[str]:
+    """The stems of the months a question asks about ("a bonfire in July") where ``text`` gives a
+    run of months that holds the month ("1 April to 30 September" for July), or one that it limits
+    something to ("only between 1 November and the last day of February"): the run speaks of it."""
+    ranges = [
+        (_month_number(match.group("first")), _month_number(match.group("last")))
+        for match in _MONTH_RANGE.finditer(text)
+    ]
+    if not ranges:
+        return set()
+    limits = bool(_ONLY.search(text))
+    spoken: set[str] = set()
+    for asked in _ASKED_MONTH.finditer(question):
+        word = asked.group("month")
+        if word.lower() in ("may", "mar", "march") and not asked.group("after"):
+            continue
+        month = _month_number(word)
+        holds = any(
+            first <= month <= last if first <= last else (month >= first or month <= last)
+            for first, last in ranges
+        )
+        if holds or limits:
+            spoken.add(stem(word))
+    return spoken
 
 
 # A measure a question gives ("3 weeks before", "30 hours ahead", "a few weeks": about three; "my
 # 10 yr old"; "my dog weighs 32kg"), as its dimension and its size in that dimension's unit.
 _UNIT_SIZES: dict[str, tuple[str, float]] = {
-    "hour": ("time", 1), "hr": ("time", 1), "day": ("time", 24), "week": ("time", 168), "wk": ("time", 168),
+    "minute": ("time", 1 / 60), "min": ("time", 1 / 60), "hour": ("time", 1), "hr": ("time", 1), "day": ("time", 24), "week": ("time", 168), "wk": ("time", 168),
     "fortnight": ("time", 336), "month": ("time", 730), "year": ("time", 8760), "yr": ("time", 8760),
     "kg": ("weight", 1), "kilo": ("weight", 1), "kilogram": ("weight", 1), "g": ("weight", 0.001),
     "gram": ("weight", 0.001),
 }  # fmt: skip
-_UNIT_WORDS = r"hours?|hrs?|days?|weeks?|wks?|fortnights?|months?|years?|yrs?|kg|kilos?|kilograms?|g|grams?"
+_UNIT_WORDS = r"minutes?|mins?|hours?|hrs?|days?|weeks?|wks?|fortnights?|months?|years?|yrs?|kg|kilos?|kilograms?|g|grams?"
 _TIME_UNIT = rf"(?P<unit>{_UNIT_WORDS})\b"
 _NUMBER_WORDS: dict[str, float] = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
@@ -1649,7 +1709,7 @@ def spanned_duration(question: str, text: str) -> set[str]:
 def _measure_terms(asked: re.Match[str]) -> tuple[str, str]:
     """The question's terms for a measure it gives: its number and its unit ("yrs" as "years")."""
     unit = asked.group("unit")
-    return stem(asked.group("number")), stem(full_form(unit) or unit)
+    return stem(asked.group("number")), stem(full_form(unit, asked.group("number")) or unit)
 
 
 def other_duration(question: str, text: str, context: str) -> str | None:
@@ -1660,12 +1720,92 @@ def other_duration(question: str, text: str, context: str) -> str | None:
     None where a span of the text holds it, the text gives none, or none of the passage holds it (a
     limit, "a maximum of 3 months", then answers "for 5 months?")."""
     spans = list(_duration_spans(question, text))
-    if not spans or any(holds for _, _, holds in spans):
+    if not spans or any(holds for _, _, holds in spans) or _states_length(question, text):
         return None
     if not any(holds for _, _, holds in _duration_spans(question, context)):
         return None
     asked, span, _ = spans[0]
     return f"{span.group().strip()} (asked: {asked.group().strip()})"
+
+
+def _lengths(text: str) -> Iterator[tuple[re.Match[str], str, float]]:
+    """Each length of time (or weight) ``text`` gives, with its dimension and its size."""
+    for given in _DURATION_GIVEN.finditer(text):
+        yield (given, *_size(given.group("number"), given.group("unit")))
+
+
+def _states_length(question: str, text: str) -> bool:
+    """Whether ``text`` gives a length the question gives ("Intensive course (20 hours)" for a
+    "20hr course"), whatever spans beside it say."""
+    given = {(dimension, size) for _, dimension, size in _lengths(text)}
+    return any((dimension, size) in given for _, dimension, size in _lengths(question))
+
+
+def other_length(question: str, text: str) -> str | None:
+    """For a question that asks for a number of a thing of a length or weight it gives ("How much is
+    a 90 min driving lesson?"), the length ``text`` gives instead: where the text gives lengths of
+    that dimension, none of them the asked one and no span of it holding that ("Motorway lesson (2
+    hours) | £90" is another lesson, its "90" a price). Returned as "2 hours (asked: 90 min)"; None
+    where the text gives the length, gives none of that dimension, or the question asks for no
+    number (a claim of "3 months" answers "Can I freeze it for 5 months?")."""
+    if answer_type_of(question) != "number":
+        return None
+    for asked, dimension, wanted in _lengths(question):
+        given = [(match, size) for match, other, size in _lengths(text) if other == dimension]
+        if not given or any(size == wanted for _, size in given):
+            continue
+        if any(
+            holds for spoken, _, holds in _duration_spans(question, text) if spoken.start() == asked.start()
+        ):
+            continue
+        return f"{given[0][0].group().strip()} (asked: {asked.group().strip()})"
+    return None
+
+
+# A unit a table's column header names in brackets: "Water hardness (°dH)", "Weight (kg)".
+_HEADER_UNIT = re.compile(r"\(\s*°?\s*(?P<unit>[A-Za-z][A-Za-z/]*)\s*\)")
+# A number with a unit a question gives: "25 dH", "25°dH", "30kg".
+_GIVEN_MEASURE = re.compile(r"(?<![\w.])(?P<number>\d+(?:\.\d+)?)\s*°?\s*(?P<unit>[A-Za-z][A-Za-z/]*)\b")
+# A cell that is a band of bare numbers: "23–34", "over 40", "under 5", "65+".
+_CELL_BAND = re.compile(
+    r"(?:(?P<low>\d+(?:\.\d+)?)\s*(?:–|—|-|to)\s*(?P<high>\d+(?:\.\d+)?)"
+    r"|(?:over|above|more\s+than|>)\s*(?P<above>\d+(?:\.\d+)?)"
+    r"|(?:under|below|less\s+than|up\s+to|<)\s*(?P<below>\d+(?:\.\d+)?)"
+    r"|(?P<plus>\d+(?:\.\d+)?)\s*\+)",
+    re.IGNORECASE,
+)
+
+
+def _cells(row: str) -> list[str]:
+    return [cell.strip() for cell in row.strip().strip("|").split("|")]
+
+
+def column_band_terms(question: str, row: str, columns: str) -> set[str]:
+    """The terms of a measure the question gives ("25 dH") that a table row holds in a band of bare
+    numbers ("| 23–34 | 4.1–6.1 | H5 |") under a column whose header names the unit ("Water hardness
+    (°dH)"): the row speaks of it, as "25–40kg" speaks of 32kg."""
+    if not row.strip().startswith("|") or not columns:
+        return set()
+    headers, values = _cells(columns), _cells(row)
+    if len(headers) != len(values):
+        return set()
+    held: set[str] = set()
+    for asked in _GIVEN_MEASURE.finditer(question):
+        unit, wanted = asked.group("unit").lower(), float(asked.group("number"))
+        for header, value in zip(headers, values, strict=True):
+            named = _HEADER_UNIT.search(header)
+            band = _CELL_BAND.fullmatch(value)
+            if named is None or named.group("unit").lower() != unit or band is None:
+                continue
+            found = {name: float(number) for name, number in band.groupdict().items() if number is not None}
+            if (
+                ("low" in found and found["low"] <= wanted <= found["high"])
+                or ("above" in found and wanted > found["above"])
+                or ("below" in found and wanted < found["below"])
+                or ("plus" in found and wanted >= found["plus"])
+            ):
+                held |= {stem(asked.group("number")), stem(asked.group("unit"))}
+    return held
 
 
 def duration_terms(question: str) -> set[str]:
@@ -2462,8 +2602,12 @@ def score_sentences(
             lead = lead_in(item.passage, span)
             lead_text = "" if lead is None else lead.slice(item.passage)
             named |= set(content_terms(lead_text))
-            terms = set(content_terms(text)) | measured_terms(focus.question, text)
-            if other_duration(focus.question, text, item.passage):
+            terms = (
+                set(content_terms(text))
+                | measured_terms(focus.question, text)
+                | column_band_terms(focus.question, text, columns)
+            )
+            if other_duration(focus.question, text, item.passage) or other_length(focus.question, text):
                 # "15 days or more before arrival" speaks of another period than "10 days before":
                 # its "days" (or a "£10") does not meet the question's length of time.
                 terms -= duration_terms(focus.question)
@@ -2519,6 +2663,49 @@ def score_sentences(
     return scored
 
 
+def _one_edit(typed: str, word: str) -> bool:
+    """Whether ``word`` is ``typed`` with one letter added, one left out, or two neighbours swapped."""
+    if len(typed) == len(word):
+        differ = [at for at, (one, other) in enumerate(zip(typed, word, strict=True)) if one != other]
+        return (
+            len(differ) == 2
+            and differ[1] == differ[0] + 1
+            and typed[differ[0]] == word[differ[1]]
+            and typed[differ[1]] == word[differ[0]]
+        )
+    if abs(len(typed) - len(word)) != 1:
+        return False
+    short, long = sorted((typed, word), key=len)
+    at = 0
+    while at < len(short) and short[at] == long[at]:
+        at += 1
+    return short[at:] == long[at + 1 :]
+
+
+# A word shorter than this is left as typed: "sheep" and "sheet" are both words.
+_TYPO_MIN_LETTERS = 6
+_LETTERS = re.compile(r"[A-Za-z]+")
+
+
+def read_as_typed(question: str, texts: Sequence[str]) -> str:
+    """The question with each misspelt word read as the word of ``texts`` (the passages read for it)
+    that it nearly is: "allotmnt" as "allotment", "dishwaser" as "dishwasher". A lower-case word of
+    six letters or more that no text holds (in any inflection) is read so when it is one letter
+    added, left out or swapped from words of one stem only, with the same first letter; names and
+    shorter words stay as typed."""
+    vocabulary = {word.lower() for text in texts for word in _LETTERS.findall(text) if len(word) >= 5}
+    stems = {stem(word) for word in vocabulary}
+
+    def read(match: re.Match[str]) -> str:
+        typed = match.group()
+        if len(typed) < _TYPO_MIN_LETTERS or not typed.islower() or stem(typed) in stems:
+            return typed
+        near = sorted(word for word in vocabulary if word[0] == typed[0] and _one_edit(typed, word))
+        return near[0] if len({stem(word) for word in near}) == 1 else typed
+
+    return _LETTERS.sub(read, question)
+
+
 def select_evidence(question: str, evidence: Sequence[ReadEvidence], embedder: Embedder | None) -> Selection:
     """Keep the passages that bear on the question and pick the answer-bearing sentence(s).
 
@@ -2526,7 +2713,10 @@ def select_evidence(question: str, evidence: Sequence[ReadEvidence], embedder: E
     sentence scores far below the best passage's (``PASSAGE_RELATIVE_FLOOR``). The answer is the
     best sentence, joined by the runner-up when that one is nearly as good and from a kept passage.
     """
-    focus = question_focus(question)
+    # A misspelt word meets the passages' word it nearly is ("allotmnt": "allotment").
+    focus = question_focus(
+        read_as_typed(question, [f"{_heading_words(item)}\n{item.passage}" for item in evidence])
+    )
     excluded: list[PassageExclusion] = []
     usable: list[ReadEvidence] = []
     for item in evidence:

@@ -24,7 +24,9 @@ from akm.answer.selection import (
     other_day,
     other_duration,
     other_kind,
+    other_length,
     question_focus,
+    read_as_typed,
     select_evidence,
     states_instead,
     stem,
@@ -1860,3 +1862,150 @@ def test_a_row_about_another_thing_does_not_answer(question: str, row: str, othe
         columns=header,
     )
     assert ("speaks of another kind: dog" in reason) is other, reason
+
+
+DRIVING_COLUMNS = "| Package | Manual | Automatic | Conditions |"
+
+
+@pytest.mark.parametrize(
+    ("question", "row", "other"),
+    [
+        # The row's lesson is 2 hours long; its "90" is a price, not the 90 minutes asked.
+        (
+            "how much is a 90 min driving lesson",
+            "| Motorway lesson (2 hours) | £90 | £95 | Only for full licence holders |",
+            "2 hours (asked: 90 min)",
+        ),
+        # "(20 hours)" states the length asked, whatever "2 to 3 weeks" beside it says.
+        (
+            "intensive 20hr course manual price",
+            "| Intensive course (20 hours) | £720 | £760 | Taken over 2 to 3 weeks |",
+            None,
+        ),
+        ("how much for a 1hr solo walk", "| Solo walk | 60 minutes | £20 | £23 |", None),
+        ("how much for a 1hr solo walk", "| Solo walk | 30 minutes | £14 | £16 |", "30 minutes (asked: 1hr)"),
+        # A yes-or-no question is answered by another length: "3 months" says no to 5.
+        ("can I freeze my membership for 5 months", "Freezes last 3 months.", None),
+    ],
+)
+def test_a_thing_of_another_length_than_asked_is_another_thing(
+    question: str, row: str, other: str | None
+) -> None:
+    assert other_length(question, row) == other
+    context = f"{DRIVING_COLUMNS}\n| --- | --- | --- | --- |\n{row}\n| Block of 10 hours | £350 | £370 | Paid in advance |"
+    responsive, reason = _responds(
+        question, row, context=context, heading="Clearway Driving School", columns=DRIVING_COLUMNS
+    )
+    if other is not None:
+        assert not responsive and f"speaks of another kind: {other}" in reason, reason
+    assert other_duration(question, row, context + " Cancel within 24 hours.") is None
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "spoken"),
+    [
+        # A limit to a run of months answers for a month outside it.
+        (
+            "can i have a bonfire on my allotment in july",
+            "Bonfires are allowed ONLY between 1 November and the last day of February.",
+            True,
+        ),
+        (
+            "tent pitch for 2 adults in mid august",
+            "| Tent pitch, high season (24 May – 8 Sept) | £28 |",
+            True,
+        ),
+        (
+            "tent pitch for 2 adults in mid august",
+            "| Tent pitch, low season (9 Sept – 23 May) | £20 |",
+            False,
+        ),
+        ("is the tip open in december", "Winter (1 October to 31 March): open every day 8am to 4pm.", True),
+        # "may" without "in" before it is the verb.
+        ("may i light a bonfire", "Bonfires are allowed only between November and February.", False),
+    ],
+)
+def test_a_run_of_months_speaks_of_a_month_it_holds_or_limits(question: str, text: str, spoken: bool) -> None:
+    month = {"july", "august", "december"} & set(question.split())
+    said = measured_terms(question, text)
+    assert (bool(said & {stem(word) for word in month}) if month else bool(said)) is spoken
+
+
+def test_a_band_of_bare_numbers_under_a_column_with_a_unit_holds_the_measure_asked() -> None:
+    question = "our water hardness is 25 dH what setting"
+    columns = "| Water hardness (°dH) | mmol/l | Setting | Salt needed? |"
+    rows = [
+        "| 0–5 | 0–0.9 | H1 | No |",
+        "| 23–34 | 4.0–6.1 | H5 | Yes |",
+        "| over 34 | over 6.1 | H6 | Yes |",
+    ]
+    context = "\n".join([columns, "| --- | --- | --- | --- |", *rows])
+    # The column headers are part of a quoted row's heading, as on the answer path.
+    heading = f"Dishwasher manual {columns}"
+    held = {row: _responds(question, row, context=context, heading=heading, columns=columns) for row in rows}
+    assert held[rows[1]][0], held[rows[1]][1]
+    for row in (rows[0], rows[2]):
+        assert "the question's 25 not in its passage" in held[row][1]
+
+
+@pytest.mark.parametrize(
+    ("question", "claim", "responsive"),
+    [
+        # "need to be out" asks what bins must be.
+        (
+            "what time do bins need to be out",
+            "Your bins must be at the edge of your property, with the lid closed, by 6:30am on your collection day.",
+            True,
+        ),
+        (
+            "can i keep chickens on my allotment",
+            "Hens may be kept on full plots only, with written approval.",
+            True,
+        ),
+    ],
+)
+def test_words_of_one_sense_need_and_must_chickens_and_hens(
+    question: str, claim: str, responsive: bool
+) -> None:
+    assert _responds(question, claim, heading="Allotment rules and bins")[0] is responsive
+
+
+def test_a_word_the_claim_adds_to_its_passage_meets_no_term_of_the_question() -> None:
+    # The model put "The details of" before the passage's "New tenants": the claim's "details" is not
+    # the passage's, and the bank details asked for are in no passage.
+    passage = "New tenants who take on a plot part way through the year pay a proportion of the rent."
+    claim = "The details of a new tenant who take on a plot part way through the year pay a proportion of the rent."
+    question = "what are the bank details to pay the rent"
+    responsive, reason = _responds(question, claim, context=passage, heading="Allotment society")
+    assert not responsive, reason
+    # Where the passage gives them, a claim quoting it answers.
+    details = "Bank details to pay the rent: Ferncliffe Road Allotment Society, account 87654321."
+    assert _responds(question, details, heading="Allotment society")[0]
+
+
+@pytest.mark.parametrize(
+    ("question", "read"),
+    [
+        ("can i keep chickens on my allotmnt", "can i keep chickens on my allotment"),
+        ("how do i bleed a radaitor", "how do i bleed a radiator"),
+        # A word the passages hold in any inflection, a short word and a name stay as typed.
+        ("how many allotments are there", "how many allotments are there"),
+        ("can i keep sheep", "can i keep sheep"),
+        ("who is Allotmnt", "who is Allotmnt"),
+    ],
+)
+def test_a_misspelt_word_is_read_as_the_passages_word_it_nearly_is(question: str, read: str) -> None:
+    texts = [
+        "Ferncliffe Road Allotment Society",
+        "Hens may be kept on full plots. Bleed each radiator. Sheet",
+    ]
+    assert read_as_typed(question, texts) == read
+
+
+def test_selection_reads_a_misspelt_word_as_the_passage_s_word() -> None:
+    passage = "Hens may be kept on full plots only, with written committee approval."
+    selection = select_evidence(
+        "can i keep hens on my allotmnt", [_read(1, passage, ("Allotment rules",))], None
+    )
+    assert selection.focus.question == "can i keep hens on my allotment"
+    assert selection.sentences and selection.sentences[0].lexical == 1.0
