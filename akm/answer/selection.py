@@ -1569,6 +1569,7 @@ def measured_terms(question: str, text: str) -> set[str]:
         | same_sense_terms(question, text)
         | spanned_duration(question, text)
         | spanned_month(question, text)
+        | opposite_said(question, text)
     )
 
 
@@ -2047,7 +2048,7 @@ def other_variant(question: str, claim: str, heading: str = "") -> str | None:
 
 # Holidays a question may ask about, and what a claim says of holidays (any of those, or "holidays").
 _HOLIDAY_ASKED = re.compile(
-    r"\b(?:(?:bank|public|national)\s+holidays?|christmas(?:\s+(?:eve|day))?|boxing\s+day|easter(?:\s+\w+day)?|"
+    r"\b(?:(?:bank|public|national)\s+holidays?|(?:christmas|xmas)(?:\s+(?:eve|day))?|boxing\s+day|easter(?:\s+\w+day)?|"
     r"good\s+friday|new\s+year['’]?s?(?:\s+(?:eve|day))?|thanksgiving|hogmanay)\b",
     re.IGNORECASE,
 )
@@ -2214,6 +2215,21 @@ def opposite_event(question: str, text: str) -> tuple[str, str] | None:
             if said is not None and re.search(rf"\b(?:{asked})\b", text, re.IGNORECASE) is None:
                 return in_question.group().lower(), said.group().lower()
     return None
+
+
+def opposite_said(question: str, text: str) -> set[str]:
+    """The stems of a yes-or-no question's deed that ``text`` answers by saying its opposite: "Is the
+    nursery open between Christmas and New Year?" is answered by "We close from Christmas Eve to New
+    Year's Day", "Is the salon open on Mondays?" by "| Monday | Closed |"."""
+    if not is_polar_question(question):
+        return set()
+    said: set[str] = set()
+    for first, second in _OPPOSITE_EVENTS:
+        for asked, other in ((first, second), (second, first)):
+            in_question = re.search(rf"\b(?:{asked})\b", question, re.IGNORECASE)
+            if in_question is not None and re.search(rf"\b(?:{other})\b", text, re.IGNORECASE):
+                said.add(stem(in_question.group()))
+    return said
 
 
 _RANGE = re.compile(r"(?<![\d.,])(\d+(?:\.\d+)?)\s*(?:–|—|-|to)\s*(\d+(?:\.\d+)?)(?![\d.,])")

@@ -12,7 +12,7 @@ SHORT_FORMS: dict[str, str] = {
     "info": "information", "photo": "photograph", "photos": "photographs", "pic": "picture",
     "pics": "pictures", "wifi": "wi-fi", "e-mail": "email", "specs": "specifications",
     "hr": "hour", "hrs": "hours", "yr": "year", "yrs": "years", "wk": "week", "wks": "weeks",
-    "pw": "password", "pwd": "password", "dept": "department", "govt": "government", "avg": "average", "qty": "quantity",
+    "pw": "password", "pwd": "password", "xmas": "christmas", "dept": "department", "govt": "government", "avg": "average", "qty": "quantity",
 }  # fmt: skip
 
 

@@ -2009,3 +2009,28 @@ def test_selection_reads_a_misspelt_word_as_the_passage_s_word() -> None:
     )
     assert selection.focus.question == "can i keep hens on my allotment"
     assert selection.sentences and selection.sentences[0].lexical == 1.0
+
+
+@pytest.mark.parametrize(
+    ("question", "claim", "heading"),
+    [
+        # "xmas" is Christmas, and closing answers whether it is open.
+        (
+            "is the nursery open between xmas and new year",
+            "We close from Christmas Eve to New Year's Day inclusive.",
+            "Little Acorns Day Nursery Holidays and closures",
+        ),
+        (
+            "is the hair salon open mondays",
+            "| Monday | Closed |",
+            "Hair salon Hours | Day | Hours |",
+        ),
+    ],
+)
+def test_a_yes_or_no_question_is_answered_by_the_opposite_of_its_deed(
+    question: str, claim: str, heading: str
+) -> None:
+    responsive, reason = _responds(question, claim, heading=heading)
+    assert responsive, reason
+    # A question for a time is not answered by the opposite deed.
+    assert not measured_terms("when does the nursery open", "We close at 6pm")
