@@ -320,6 +320,8 @@ def check_responsiveness(
             claim_terms
             | set(content_terms(claim.context))
             | same_sense_terms(focus.question, f"{claim.heading}\n{claim.context}")
+            # A band of the passage that holds the asked age or length ("adults aged 65 and over").
+            | spanned_duration(focus.question, claim.context)
             | focus.spelled_out(claim.context, claim.heading)
         )
         # "Which tool ..." answered by a claim that names a tool but not the word: the kind is left out

@@ -1650,16 +1650,56 @@ _DURATION_SPANS = (
         re.IGNORECASE,
     ),
     re.compile(
-        rf"(?<![\d.])(?P<low>\d+(?:\.\d+)?)\s*{_TIME_UNIT}\s+or\s+(?:more|longer|over)\b"
+        rf"(?<![\d.])(?P<low>\d+(?:\.\d+)?)\s*{_TIME_UNIT}\s+(?:or|and)\s+(?:more|longer|over|above|older)\b"
         rf"|\b(?:(?:more|longer)\s+than|after|over|beyond)\s+(?P<above>\d+(?:\.\d+)?)\s*(?P<unit_above>{_UNIT_WORDS})\b"
-        rf"|\bat\s+least\s+(?P<least>\d+(?:\.\d+)?)\s*(?P<unit_least>{_UNIT_WORDS})\b",
+        rf"|\b(?:at\s+least|minimum(?:\s+of)?)\s+(?P<least>\d+(?:\.\d+)?)\s*(?P<unit_least>{_UNIT_WORDS})\b",
         re.IGNORECASE,
     ),
     re.compile(
-        rf"\b(?:(?:fewer|less)\s+than|under|within|up\s+to)\s+(?P<high>\d+(?:\.\d+)?)\s*{_TIME_UNIT}",
+        rf"\b(?:(?:fewer|less)\s+than|under|within|up\s+to|maximum(?:\s+of)?)\s+(?P<high>\d+(?:\.\d+)?)\s*{_TIME_UNIT}",
         re.IGNORECASE,
     ),
 )
+
+
+# An age given without its unit: "im 67", "my son is 2 and a half", "she's 7", "aged 65 and over",
+# "over 65s", "Under-16s", "the minimum age for classes is 16".
+_AGE_OF_SOMEONE = re.compile(
+    r"\b(?P<who>i['’]?m|i\s+am|(?:he|she)(?:['’]s|\s+is)|(?:son|daughter|child|kid|boy|girl|grandson|"
+    r"granddaughter|baby)s?\s+(?:is|are)|aged?)\s+(?P<number>\d+(?:\.\d+)?)(?P<half>\s+and\s+a\s+half)?"
+    r"(?P<more>(?:\s*(?:-|–|—|to|and)\s*\d+(?:\.\d+)?)?)"
+    rf"(?![A-Za-z%:£$€]|[.,]?\d|\s*(?:{_UNIT_WORDS}|ft|feet|foot|cm|m|kg|lbs?|stone|st|y/?o)\b|\s*[%:£$€])",
+    re.IGNORECASE,
+)
+_AGE_BAND = re.compile(r"\b(?P<side>over|under)[\s-]+(?P<number>\d+)s\b", re.IGNORECASE)
+_AGE_LIMIT = re.compile(
+    r"\b(?P<side>minimum|maximum|min|max)\s+age\b(?:\s+(?:for|of|to)\s+[\w\s-]{1,30}?)?\s+(?:is|of)\s+"
+    r"(?P<number>\d+)\b",
+    re.IGNORECASE,
+)
+
+
+def _with_ages(text: str) -> str:
+    """``text`` with the unit of each age it gives without one written in: "im 67" as "im 67 years",
+    "my son is 2 and a half" as "... 2.5 years", "aged 65 and over" as "aged 65 years and over", "over
+    65s" as "over 65 years", "The minimum age for classes is 16" as "... at least 16 years"."""
+
+    def someone(match: re.Match[str]) -> str:
+        number = match.group("number")
+        if match.group("half"):
+            number = f"{float(number) + 0.5:g}"
+        more = re.sub(r"(\d+(?:\.\d+)?)$", r"\1 years", match.group("more")) if match.group("more") else ""
+        return f"{match.group('who')} {number} years{more}"
+
+    text = _AGE_OF_SOMEONE.sub(someone, text)
+    text = _AGE_BAND.sub(lambda match: f"{match.group('side')} {match.group('number')} years", text)
+    return _AGE_LIMIT.sub(
+        lambda match: (
+            f"{match.group()[: match.start('number') - match.start()]}"
+            f"{'at least' if match.group('side').lower().startswith('min') else 'up to'} {match.group('number')} years"
+        ),
+        text,
+    )
 
 
 def _size(number: str, unit: str) -> tuple[str, float]:
@@ -1672,7 +1712,8 @@ def _size(number: str, unit: str) -> tuple[str, float]:
 
 def _duration_spans(question: str, text: str) -> Iterator[tuple[re.Match[str], re.Match[str], bool]]:
     """Each length of time the question gives with each span of time ``text`` gives, and whether the
-    span holds it."""
+    span holds it (ages given without their unit read as years, see `_with_ages`)."""
+    question, text = _with_ages(question), _with_ages(text)
     for asked in _DURATION_GIVEN.finditer(question):
         dimension, wanted = _size(asked.group("number"), asked.group("unit"))
         for pattern in _DURATION_SPANS:
@@ -1702,9 +1743,23 @@ def spanned_duration(question: str, text: str) -> set[str]:
     """The terms of a length of time the question gives ("3 weeks") where ``text`` gives a span of
     time that holds it ("14 to 27 days before the booking", "28 days or more", "fewer than 14 days"):
     the span speaks of it, as "18-20 °C" speaks of 19 °C."""
+    # A yes-or-no question is answered by a limit that does not hold it: "can my 14 year old come?"
+    # by "The minimum age for classes is 16", "for 5 months?" by "a maximum of 3 months".
+    polar = is_polar_question(question)
     return {
-        term for asked, _, holds in _duration_spans(question, text) if holds for term in _measure_terms(asked)
+        term
+        for asked, span, holds in _duration_spans(question, text)
+        if holds or (polar and _LIMIT.search(span.group()))
+        for term in _measure_terms(asked)
     }
+
+
+_MOST_ALLOWED = re.compile(r"\b(?:maximum|up\s+to|at\s+most)\b", re.IGNORECASE)
+_LIMIT = re.compile(
+    r"\b(?:or|and)\s+(?:more|longer|over|above|older)\b|\b(?:more|longer|fewer|less)\s+than\b|"
+    r"\b(?:after|over|beyond|under|within|up\s+to|at\s+least|minimum|maximum)\b",
+    re.IGNORECASE,
+)
 
 
 def _measure_terms(asked: re.Match[str]) -> tuple[str, str]:
@@ -1723,6 +1778,10 @@ def other_duration(question: str, text: str, context: str) -> str | None:
     spans = list(_duration_spans(question, text))
     if not spans or any(holds for _, _, holds in spans) or _states_length(question, text):
         return None
+    # A most that is allowed ("a maximum of 3 months") answers "for 5 months?" with a no, whatever
+    # longer exception the passage gives beside it ("medical freezes may last up to 6 months").
+    if all(_MOST_ALLOWED.search(span.group()) for _, span, _ in spans):
+        return None
     if not any(holds for _, _, holds in _duration_spans(question, context)):
         return None
     asked, span, _ = spans[0]
@@ -1731,7 +1790,7 @@ def other_duration(question: str, text: str, context: str) -> str | None:
 
 def _lengths(text: str) -> Iterator[tuple[re.Match[str], str, float]]:
     """Each length of time (or weight) ``text`` gives, with its dimension and its size."""
-    for given in _DURATION_GIVEN.finditer(text):
+    for given in _DURATION_GIVEN.finditer(_with_ages(text)):
         yield (given, *_size(given.group("number"), given.group("unit")))
 
 
@@ -1811,7 +1870,9 @@ def column_band_terms(question: str, row: str, columns: str) -> set[str]:
 
 def duration_terms(question: str) -> set[str]:
     """The stems of the lengths of time a question gives ("10 days": "10", "day")."""
-    return {term for asked in _DURATION_GIVEN.finditer(question) for term in _measure_terms(asked)}
+    return {
+        term for asked in _DURATION_GIVEN.finditer(_with_ages(question)) for term in _measure_terms(asked)
+    }
 
 
 def same_sense_terms(question: str, text: str) -> set[str]:
@@ -1859,7 +1920,9 @@ def answered_kind_terms(question: str, text: str) -> set[str]:
 # whose things are told apart by their names ("What fuel ..." is answered by common words).
 _WHICH_QUESTION = re.compile(
     r"^\s*(?:which\s+(?P<kind>[A-Za-z][\w'’-]*)"
-    r"|what\s+(?P<named>models?|brands?|makes?|versions?|editions?|names?)\b)",
+    r"|what\s+(?P<named>models?|brands?|makes?|versions?|editions?|names?)\b"
+    # "What's the name of the nursery manager?" asks for a name as "What name ..." does.
+    r"|what(?:['’]?s|\s+is|\s+are|\s+was|\s+were)?\s+the\s+(?P<name_of>names?|brands?|makes?|models?)\s+of\b)",
     re.IGNORECASE,
 )
 # A figure that names rather than counts: "the number 14 bus", "route 7 buses", "gate 3".
@@ -2069,8 +2132,9 @@ def unnamed_kind(question: str, text: str) -> str | None:
     which = _WHICH_QUESTION.search(question)
     if which is None:
         return None
-    asked_kind = which.group("kind") or which.group("named")
-    if asked_kind.lower() in _STOPWORDS or answer_type_of(question) != "any":
+    asked_kind = which.group("kind") or which.group("named") or which.group("name_of")
+    # "name" is a function word elsewhere; after "what" it is the kind asked for.
+    if (which.group("kind") and asked_kind.lower() in _STOPWORDS) or answer_type_of(question) != "any":
         return None
     asked = {stem(word) for word in _WORD.findall(question)}
     asked_figures = set(re.findall(r"\d+(?:[.,]\d+)*", question))

@@ -28,6 +28,7 @@ from akm.answer.selection import (
     question_focus,
     read_as_typed,
     select_evidence,
+    spanned_duration,
     states_instead,
     stem,
     unnamed_kind,
@@ -2034,3 +2035,57 @@ def test_a_yes_or_no_question_is_answered_by_the_opposite_of_its_deed(
     assert responsive, reason
     # A question for a time is not answered by the opposite deed.
     assert not measured_terms("when does the nursery open", "We close at 6pm")
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "unnamed"),
+    [
+        # The manager is spoken of, never named.
+        (
+            "whats the name of the nursery manager",
+            "If you are late three times in one term, the nursery manager will ask to meet you.",
+            "name",
+        ),
+        ("whats the name of the nursery manager", "The nursery manager is Sarah Bell.", None),
+        ("What is the name of the river?", "The river is called the Thames.", None),
+        ("What name does the ship carry?", "The ship carries a flag.", "name"),
+        ("What name does the ship carry?", "The ship carries the name Endeavour.", None),
+    ],
+)
+def test_a_question_for_a_name_is_not_answered_by_a_text_that_names_nothing(
+    question: str, text: str, unnamed: str | None
+) -> None:
+    assert unnamed_kind(question, text) == unnamed
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "held"),
+    [
+        # An age given without its unit is in years, in the question and in the text.
+        ("im 67 how much is a drop in class", "Concessions are available to adults aged 65 and over.", True),
+        ("im 60 how much is a drop in class", "Concessions are available to adults aged 65 and over.", False),
+        ("my son is 2 and a half, how much is a full day", "| 2-3 years (Saplings) | £72.00 |", True),
+        ("my kids are 3 and 7, how much extra per night", "| Child (5 - 15 years) | £4 per night |", True),
+        ("i am 12 how much is a swim", "Under-16s swim for £2.", True),
+        # A yes-or-no question is answered by a limit that does not hold its age or length.
+        ("can my 14 year old come to boxfit", "The minimum age for classes is 16.", True),
+        ("can I freeze my gym membership for 5 months", "You may freeze for a maximum of 3 months.", True),
+        # A question for a price is not answered by a limit it falls outside.
+        ("how much for my 14 year old", "The minimum age for classes is 16.", False),
+        # Minutes late are no age.
+        ("i am 5 minutes late, will they wait", "Children aged 5 to 11 go free.", False),
+    ],
+)
+def test_an_age_without_its_unit_and_a_limit_that_answers_yes_or_no(
+    question: str, text: str, held: bool
+) -> None:
+    assert bool(spanned_duration(question, text)) is held
+
+
+def test_a_most_allowed_answers_for_longer_whatever_exception_the_passage_gives() -> None:
+    question = "can I freeze my gym membership for 5 months"
+    limit = "You may freeze your membership for a maximum of 3 months in any 12-month period."
+    context = f"{limit} Medical freezes supported by a doctor's note may last up to 6 months."
+    assert other_duration(question, limit, context) is None
+    responsive, reason = _responds(question, limit, context=context, heading="Pulse gym membership terms")
+    assert responsive, reason
