@@ -8,7 +8,7 @@ from typing import Any
 from akm.contract.models import EvidencePacket, EvidenceRow, FusionMethod, Verdict
 from akm.support import ClaimOutcome
 
-DEFAULT_MAX_ROWS = 3
+DEFAULT_MAX_ROWS = 4
 # Two quoted sentences fit; a longer generation would be cut and quoted instead anyway.
 DEFAULT_MAX_NEW_TOKENS = 64
 

@@ -73,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--max-rows",
         type=int,
-        default=3,
+        default=4,  # akm.answer.DEFAULT_MAX_ROWS, not imported here to keep `--help` quick
         metavar="N",
         help="fused rows read directly; the answer-bearing sentences are chosen from them",
     )

@@ -29,7 +29,7 @@ PAGES = (
         "Retrieval",
         (
             "Retrieval runs four lanes: exact, qmd-lexical, qmd-semantic and graphify-relationship.",
-            "The lanes' candidates are fused by deterministic priority, with at most three rows per source.",
+            "The lanes' candidates are fused by deterministic priority, with at most four rows per source.",
         ),
         (),
     ),
