@@ -48,7 +48,7 @@ from akm.claims import (
     sentence_spans,
     table_header,
 )
-from akm.claims.quantities import DAY_OF_MONTH, MONTH, MONTHS, WEEKDAY, mentions_date, quantities
+from akm.claims.quantities import DAY_OF_MONTH, MONTH, MONTH_NAMES, MONTHS, WEEKDAY, mentions_date, quantities
 from akm.claims.words import full_form
 from akm.contract.models import EvidenceRow
 from akm.embedding import Embedder, EmbeddingModelError
@@ -1573,22 +1573,18 @@ def measured_terms(question: str, text: str) -> set[str]:
     )
 
 
-_MONTH_NAME = (
-    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
-    r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
-)
 # A month a question asks about: "in July", "mid august", "over december"; "may" and "march" only
 # after such a word, since they are also a verb.
 _ASKED_MONTH = re.compile(
     rf"\b(?:(?P<after>in|during|over|through|throughout|for|of|early|late|mid|end\s+of|start\s+of)"
-    rf"[\s-]+)?(?P<month>{_MONTH_NAME})\b",
+    rf"[\s-]+)?(?P<month>{MONTH_NAMES})\b",
     re.IGNORECASE,
 )
 # A run of months a text gives: "between 1 November and the last day of February", "(1 October to
 # 31 March)", "24 May – 8 Sept", "March to November".
 _MONTH_RANGE = re.compile(
-    rf"\b(?P<first>{_MONTH_NAME})\b[^.;:\n]{{0,12}}?(?:\s+(?:to|and|until|till|through)\s+|\s*[–—-]\s*)"
-    rf"[^.;:\n]{{0,24}}?\b(?P<last>{_MONTH_NAME})\b",
+    rf"\b(?P<first>{MONTH_NAMES})\b[^.;:\n]{{0,12}}?(?:\s+(?:to|and|until|till|through)\s+|\s*[–—-]\s*)"
+    rf"[^.;:\n]{{0,24}}?\b(?P<last>{MONTH_NAMES})\b",
     re.IGNORECASE,
 )
 _ONLY = re.compile(r"\bonly\b", re.IGNORECASE)

@@ -49,7 +49,7 @@ MONTHS: dict[str, int] = {
     "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9,
     "sep": 9, "sept": 9, "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
 }  # fmt: skip
-_MONTH_NAMES = (
+MONTH_NAMES = (
     r"January|February|March|April|May|June|July|August|September|October|November|December|"
     r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec"
 )
@@ -66,13 +66,13 @@ _NUMBER_WORD = re.compile(
 )
 ISO_DATE = re.compile(r"\b(?P<year>(?:19|20)\d{2})-(?P<month>0[1-9]|1[0-2])(?:-(?P<day>[0-3]\d))?\b")
 YEAR = re.compile(r"(?<![\w\-.])(?:19|20)\d{2}(?![\w.]*\d)(?!-\d)")
-MONTH = re.compile(r"\b(?P<month>" + _MONTH_NAMES + r")\b\.?", re.IGNORECASE)
+MONTH = re.compile(r"\b(?P<month>" + MONTH_NAMES + r")\b\.?", re.IGNORECASE)
 WEEKDAY = re.compile(r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b", re.IGNORECASE)
 # A day of a month, "19 March", "19th of March", "March 19": month names capitalised, as in `months`
 # ("1 may" is a verb), and a day of one or two digits, not a year ("March 1932").
 DAY_OF_MONTH = re.compile(
-    r"\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:" + _MONTH_NAMES + r")\b"
-    r"|\b(?:" + _MONTH_NAMES + r")\.?\s+\d{1,2}(?:st|nd|rd|th)?\b"
+    r"\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:" + MONTH_NAMES + r")\b"
+    r"|\b(?:" + MONTH_NAMES + r")\.?\s+\d{1,2}(?:st|nd|rd|th)?\b"
 )
 QUARTER = re.compile(r"\bQ[1-4]\s+(?:19|20)\d{2}\b")
 

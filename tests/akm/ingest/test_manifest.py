@@ -27,7 +27,7 @@ def test_default_manifest_loads_with_checksum_and_policies(
     assert manifest.scope.default_decision == "deny"
     assert manifest.fusion.method == "deterministic-priority"
     assert manifest.fusion.rrf_default_k == 60
-    assert (manifest.fusion.caps.per_source, manifest.fusion.caps.final_rows) == (3, 20)
+    assert (manifest.fusion.caps.per_source, manifest.fusion.caps.final_rows) == (4, 20)
     assert manifest.neighbor_expansion.enabled is True
     assert "number" in manifest.verification_policy.important_claim_classes
     assert manifest.ranking_policy.priority_order[:2] == ("scope-match", "authority")
