@@ -524,6 +524,7 @@ def _checked(
     claims = extract_claims(text, important)
     support = apply_support(claims, selection.kept, verifier, by=by, extra_rows=extra_rows)
     passages = {item.row.evidence_id: item for item in selection.kept}
+    throughout = _document_terms(selection)
     in_context = [
         ClaimInContext(
             claim_id=assessment.claim_id,
@@ -572,12 +573,31 @@ def _checked(
                 for row_id in assessment.support_row_ids
                 if row_id in passages
             ),
+            document_terms=frozenset().union(
+                *(
+                    throughout.get(passages[row_id].row.source.source_id, frozenset())
+                    for row_id in assessment.support_row_ids
+                    if row_id in passages
+                )
+            ),
         )
         for assessment in support.assessments
         if assessment.outcome == "supported"
     ]
     responsiveness = check_responsiveness(selection.focus, in_context, embedder)
     return _Composed(text, composition, support, len(claims), responsiveness)
+
+
+def _document_terms(selection: Selection) -> dict[str, frozenset[str]]:
+    """For each document of the kept passages, the content terms that two or more of its kept
+    passages hold: what the document speaks of throughout."""
+    by_source: dict[str, list[set[str]]] = {}
+    for item in selection.kept:
+        by_source.setdefault(item.row.source.source_id, []).append(set(content_terms(item.passage)))
+    return {
+        source: frozenset(term for term in set().union(*held) if sum(term in terms for terms in held) >= 2)
+        for source, held in by_source.items()
+    }
 
 
 def _row_columns(item: ReadEvidence, claim: str) -> str:

@@ -118,6 +118,9 @@ class ClaimInContext:
     lead: str = ""
     # The header of the table a quoted row belongs to (also part of ``heading``): what its cells are.
     columns: str = ""
+    # The terms that two or more of the passages read from its document hold: what the document
+    # speaks of throughout ("salon" on a salon's page whose title calls it a studio).
+    document_terms: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,6 +326,9 @@ def check_responsiveness(
             # A band of the passage that holds the asked age or length ("adults aged 65 and over").
             | spanned_duration(focus.question, claim.context)
             | focus.spelled_out(claim.context, claim.heading)
+            # A yes-or-no question's name for the place ("is the hair salon open mondays") is met
+            # by what the claim's document speaks of throughout.
+            | (claim.document_terms if polar else frozenset())
         )
         # "Which tool ..." answered by a claim that names a tool but not the word: the kind is left out
         # when every other term of the question is there.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -2089,3 +2089,38 @@ def test_a_most_allowed_answers_for_longer_whatever_exception_the_passage_gives(
     assert other_duration(question, limit, context) is None
     responsive, reason = _responds(question, limit, context=context, heading="Pulse gym membership terms")
     assert responsive, reason
+
+
+def test_a_yes_or_no_question_s_name_for_the_place_is_met_by_what_its_document_speaks_of() -> None:
+    from dataclasses import replace
+
+    from akm.answer.orchestrate import _document_terms
+
+    def read(number: int, source: str, passage: str) -> ReadEvidence:
+        row: Any = SimpleNamespace(evidence_id=f"row-{number}", source=SimpleNamespace(source_id=source))
+        return ReadEvidence(number=number, row=row, passage=passage)
+
+    kept = [
+        read(1, "salon", "| Day | Open | Close |\n| --- | --- | --- |\n| Monday | Closed |"),
+        read(2, "salon", "There is free parking behind the salon."),
+        read(3, "salon", "Gift vouchers are available in salon or online."),
+        read(4, "gym", "The salon next door sells towels."),
+    ]
+    throughout = _document_terms(cast(Any, SimpleNamespace(kept=kept)))
+    assert stem("salon") in throughout["salon"] and not throughout["gym"]
+    assert stem("parking") not in throughout["salon"]
+    question = "is the hair salon open mondays"
+    claim = ClaimInContext(
+        claim_id="claim-1",
+        text="| Monday | Closed |",
+        context=kept[0].passage,
+        heading="Willow & Ash Hair Studio Opening Hours",
+        title="Willow & Ash Hair Studio",
+    )
+    assert not check_responsiveness(question_focus(question), [claim], None).responsive
+    with_document = replace(claim, document_terms=throughout["salon"])
+    verdict = check_responsiveness(question_focus(question), [with_document], None)
+    assert verdict.responsive, verdict.reason
+    # A question that is no yes or no still needs its terms in the claim's own passage and headings.
+    other = check_responsiveness(question_focus("what is the salon's phone number"), [with_document], None)
+    assert not other.responsive
