@@ -353,7 +353,12 @@ _NUMBER_QUESTION = re.compile(
     # "What oven temperature ...", "how cold can it get?": a temperature.
     r"\b(?:what|which)\s+(?:[a-z]+\s+)?temperatures?\b|\bhow (?:hot|cold|warm|cool)\b|"
     # "Min length for a password?", "what's the maximum load?": a limit is a figure.
-    r"^\s*(?:min|max|minimum|maximum)\b|\bwhats?(?:\s+is|\s+are)?\s+the\s+(?:min|max|minimum|maximum)\b",
+    r"^\s*(?:min|max|minimum|maximum)\b|\bwhats?(?:\s+is|\s+are)?\s+the\s+(?:min|max|minimum|maximum)\b|"
+    # "grade 8 theory exam fee", "tennis coaching lessons price": a query typed without a question
+    # word that names a price asks for one.
+    r"^(?!\s*(?:which|what|whats|who|whom|whose|where|when|why|how|do|does|did|is|are|was|were|can|could|"
+    r"may|must|should|will|would|has|have|had)\b)(?=.*\b(?:price|prices|cost|costs|fee|fees|charge|charges|rent|"
+    r"fare|fares)\b)",
     re.IGNORECASE,
 )
 _PERSON_QUESTION = re.compile(r"^\s*(?:who|whom|whose)\b|\bwho\s+(?:was|is|were|did)\b", re.IGNORECASE)
@@ -1542,6 +1547,8 @@ _SAME_WORDS: tuple[frozenset[str], ...] = (
     frozenset({"need", "must", "requir"}),
     # "can I keep chickens" is answered by the rule on hens
     frozenset({"chicken", "hen"}),
+    # "what jabs does my cat need" asks for its vaccinations
+    frozenset({"jab", "vaccin"}),
 )
 
 
@@ -1933,9 +1940,16 @@ _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b(?:[A-Z][\w'’-]*|[a-z]+[A-Z][\w'’-]
 
 # A noun narrowed by the word before it, after an article or a determiner: "a half plot".
 _NARROWED = re.compile(
-    r"\b(?:a|an|the|per|each|every|one|my|your|our|their|his|her|its)\s+"
+    # A number before it stands in for the article in a query typed without one ("grade 8 theory exam fee").
+    r"\b(?:a|an|the|per|each|every|one|my|your|our|their|his|her|its|\d+)\s+"
     r"(?P<modifier>[A-Za-z][\w'’-]*)\s+(?P<noun>[A-Za-z][\w'’-]*)",
     re.IGNORECASE,
+)
+
+
+# A unit after a number: "45 min", "10kg", "2 hours".
+_NUMBER_UNIT = re.compile(
+    rf"(?:{_UNIT_WORDS}|m|cm|mm|km|ml|l|litres?|liters?|g|lbs?|ft|°\w*|%)", re.IGNORECASE
 )
 
 
@@ -1982,6 +1996,8 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
         if (
             modifier.lower() in _STOPWORDS
             or noun.lower() in _STOPWORDS
+            # After a number, a unit: "a 45 min piano lesson" is no "min piano".
+            or (match.group().split()[0].isdigit() and _NUMBER_UNIT.fullmatch(modifier))
             or _NUMBER_WORD.fullmatch(noun)
             or not modifier.islower()
             or noun.lower().endswith(("ed", "ing"))

@@ -534,7 +534,11 @@ class LexicalClaimVerifier:
             return SupportJudgement(label, span, note, decided_by, scores, score, outcome)
 
         if quantity.outcome == "conflict":
-            label = self._mismatch_label(content, alignment, ()) if can_contradict else "insufficient"
+            # The unit of a quantity is no subject: "| 45 minutes | £32 | £352 |" shares only
+            # "minutes" with "at least 15 minutes a day" and speaks of another thing.
+            said = [(amount.start, amount.end) for amount in quantities(claim)]
+            subject = [word for word in content if not any(start <= word.start < end for start, end in said)]
+            label = self._mismatch_label(subject, alignment, ()) if can_contradict else "insufficient"
             return judged(label, "quantity", quantity.detail)
         if polarity:
             label = (

@@ -2124,3 +2124,20 @@ def test_a_yes_or_no_question_s_name_for_the_place_is_met_by_what_its_document_s
     # A question that is no yes or no still needs its terms in the claim's own passage and headings.
     other = check_responsiveness(question_focus("what is the salon's phone number"), [with_document], None)
     assert not other.responsive
+
+
+def test_a_query_that_names_a_price_asks_for_one_and_its_number_narrows_like_an_article() -> None:
+    assert answer_type_of("grade 8 theory exam fee") == "number"
+    assert answer_type_of("tennis coaching lessons price") == "number"
+    assert answer_type_of("do they charge for parking") == "any"
+    context = "ABRSM practical exam fees (UK, 2025) are: - Grade 5: £73 - Grade 8: £98"
+    assert (
+        other_kind("grade 8 theory exam fee", "- Grade 8: £98", context)
+        == "practical exam (asked: theory exam)"
+    )
+    # After a number a unit ("45 min") narrows nothing.
+    fees = "I teach on a grand piano. | 45 minutes | £32 | £352 |"
+    assert other_kind("45 min piano lesson cost per term", "| 45 minutes | £32 | £352 |", fees) is None
+    assert stem("jabs") in measured_terms(
+        "what jabs does my cat need", "Cats must be vaccinated against cat flu."
+    )

@@ -524,3 +524,15 @@ def test_a_day_of_the_week_must_be_the_passage_s_and_fall_on_its_date() -> None:
         "MV Island Rose will be in dry dock from Monday 13 January to Friday 24 January 2025.", refit
     )
     assert same.label == "supported", same.note
+
+
+def test_a_unit_is_no_subject_a_quantity_can_contradict() -> None:
+    # A quoted table row shares only the unit "minutes" with the practice advice: another thing.
+    passage = "Students are expected to practise regularly: at least 15 minutes a day for beginners."
+    row = LexicalClaimVerifier().verify("| 45 minutes | £32 | £352 |", passage)
+    assert row.label == "insufficient", row.note
+    # A claim about the practice itself, with another figure, is contradicted.
+    practice = LexicalClaimVerifier().verify(
+        "Beginners are expected to practise at least 45 minutes a day.", passage
+    )
+    assert practice.label == "contradicted", practice.note
