@@ -70,7 +70,7 @@ from akm.answer.selection import (
     unnamed_kind,
     within_a_range,
 )
-from akm.answer.tidy import is_non_answer, refers_back
+from akm.answer.tidy import is_non_answer, refers_ahead, refers_back
 from akm.claims import (
     claim_text,
     is_field_entry,
@@ -347,7 +347,8 @@ def check_responsiveness(
                 )
                 and names_method(f"{claim.text} {claim.asked}", focus.question),
                 adds=not is_non_answer(claim.text, focus.question),
-                refers=refers_back(claim.text, focus.question),
+                # "... during the times below" points to the answer without giving it.
+                refers=refers_back(claim.text, focus.question) or refers_ahead(claim.text),
                 typed=focus.answer_type != "any" or asks_method(focus.question),
                 # A number inside a range the claim gives is there ("19 °C" in "18–20 °C").
                 absent_terms=tuple(

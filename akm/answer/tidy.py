@@ -118,4 +118,17 @@ def drop_non_answers(text: str, question: str) -> str:
     return " ".join(sentence for sentence in kept if sentence)
 
 
-__all__ = ["drop_non_answers", "is_non_answer", "refers_back", "tidy_answer"]
+# A sentence that points to what comes after it: "... during the times below.", "... as follows:".
+_POINTS_AHEAD = re.compile(
+    r"\b((?:(?:shown|listed|given|set out)\s+)?below|as follows|the following)\s*[.:]?\s*$", re.IGNORECASE
+)
+
+
+def refers_ahead(sentence: str) -> str | None:
+    """The words by which a sentence points to what follows it ("below", "as follows"), or None:
+    "Cats can only be dropped off or collected during the times below." says no time itself."""
+    ahead = _POINTS_AHEAD.search(sentence.strip())
+    return None if ahead is None else ahead.group(1)
+
+
+__all__ = ["drop_non_answers", "is_non_answer", "refers_ahead", "refers_back", "tidy_answer"]

@@ -2141,3 +2141,15 @@ def test_a_query_that_names_a_price_asks_for_one_and_its_number_narrows_like_an_
     assert stem("jabs") in measured_terms(
         "what jabs does my cat need", "Cats must be vaccinated against cat flu."
     )
+
+
+def test_a_sentence_that_points_to_what_follows_does_not_answer() -> None:
+    question = "can i collect my cat on a sunday"
+    pointer = "Cats can only be dropped off or collected during the times below."
+    table = f"{pointer}\n| Day | Drop-off and collection |\n| --- | --- |\n| Sunday | 10:00 - 11:00, collection only |"
+    responsive, reason = _responds(
+        question, pointer, context=table, heading="Willowbrook Cattery Opening hours"
+    )
+    assert not responsive and "below" in reason, reason
+    row = "| Sunday | 10:00 - 11:00, collection only |"
+    assert _responds(question, row, context=table, heading="Willowbrook Cattery Opening hours")[0]
