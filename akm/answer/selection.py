@@ -1109,14 +1109,29 @@ _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z'’-]+")
 _NUMBER = re.compile(r"\d")
 
 
+# How often, not how long: "can I pay monthly" is not met by "the remaining months"; "£40 a month"
+# and "per month" say it (``content_terms``).
+_FREQUENCIES = {
+    "hourly": "hourly", "nightly": "nightly", "weekly": "weekly", "fortnightly": "fortnly",
+    "monthly": "monthly", "quarterly": "quartly",
+}  # fmt: skip
+_EACH_UNIT = re.compile(
+    r"(?:\b(?:per|each|every)\s+|/\s?|(?:\d\S*|\bonce|\btwice|\btimes)\s+an?\s+)"
+    r"(?P<unit>hour|night|week|fortnight|month|quarter)\b(?!['’]s)",
+    re.IGNORECASE,
+)
+
+
 def stem(word: str) -> str:
     """A light stem: lowercase, common suffixes off, at most seven letters, so inflections meet.
 
     A plural meets its singular: "-ies" and "-ied" become "-y" ("cities", "city"), and "-es" is
     taken off only where the singular does not end in "e" ("boxes", "churches"), so that
-    "stores" meets "store" and "dates" "date".
+    "stores" meets "store" and "dates" "date". A word of how often ("monthly") keeps its own stem.
     """
     word = word.lower().strip("'’-")
+    if word in _FREQUENCIES:
+        return _FREQUENCIES[word]
     if word.endswith(("'s", "’s")):
         word = word[:-2]  # a possessive: "the museum's hours" is about the museum
     if word.endswith(("ies", "ied")) and len(word) >= 5:
@@ -1187,6 +1202,8 @@ def content_terms(text: str) -> list[str]:
             # "e-bike" is also written "ebike".
             terms.append(stem(word.replace("-", "")))
         before = word
+    # "£40 a month" and "per week" say how often, as "monthly" and "weekly" do.
+    terms.extend(stem(each.group("unit").lower() + "ly") for each in _EACH_UNIT.finditer(text))
     return terms
 
 

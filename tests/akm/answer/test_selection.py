@@ -2153,3 +2153,18 @@ def test_a_sentence_that_points_to_what_follows_does_not_answer() -> None:
     assert not responsive and "below" in reason, reason
     row = "| Sunday | 10:00 - 11:00, collection only |"
     assert _responds(question, row, context=table, heading="Willowbrook Cattery Opening hours")[0]
+
+
+def test_how_often_is_not_how_long() -> None:
+    question = "can i pay for my parking permit monthly"
+    months = (
+        "If the new vehicle is in a more expensive band you must pay the difference for the remaining months."
+    )
+    responsive, reason = _responds(question, months, heading="Residents' parking permits")
+    assert not responsive, reason
+    monthly = "You can pay for a residents' parking permit at £8 a month by direct debit."
+    assert _responds(question, monthly, heading="Residents' parking permits")[0]
+    assert stem("monthly") in content_terms("Permits cost £8 per month.")
+    assert stem("weekly") in content_terms("Classes run twice a week.")
+    # A month's notice says how long, not how often.
+    assert stem("monthly") not in content_terms("Give a month's notice.")
