@@ -67,6 +67,7 @@ from akm.answer.selection import (
     same_sense_terms,
     spanned_duration,
     states_instead,
+    unnamed_day,
     unnamed_kind,
     within_a_range,
 )
@@ -366,7 +367,8 @@ def check_responsiveness(
                 or other_day(focus.question, claim.text, claim.before, claim.heading)
                 or other_variant(focus.question, claim.text, claim.heading)
                 or other_duration(focus.question, claim.text, claim.context)
-                or other_length(focus.question, claim.text),
+                or other_length(focus.question, claim.text)
+                or (unnamed_day(focus.question, claim.text, claim.heading) if polar else None),
                 role=absent_role(focus.question, claim.text, claim.heading),
                 title_only=_title_only(focus, claim.title, claim_terms),
                 entry_lacks=tuple(

@@ -1418,6 +1418,9 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "", co
         if _DURATION_QUESTION.search(question):
             # "How long can I keep a DVD?": a length of time or of distance ("1 week", "two
             # working days", "45 km", "until the end of term"), not any figure ("up to 3 DVDs").
+            takes = _TAKES_TO.search(question)
+            if takes and not text.lstrip().startswith("|"):
+                return _states_time_taken(text, takes.group("verb"))
             return bool(_DURATION.search(text) or _TABLE_DURATION.search(text))
         if _MONEY_QUESTION.search(question):
             return bool(_MONEY.search(text))
@@ -1468,6 +1471,25 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "", co
         _names_place(word) and stem(word) not in asked
         for match in cues
         for word in match.group("words").split()
+    )
+
+
+# "How long does the battery take to charge?": the time some deed takes.
+_TAKES_TO = re.compile(
+    r"\bhow long\b(?:.*\b(?:take|takes|took)\b(?:\s+\w+)?)?\s+to\s+(?P<verb>[a-z]{3,})\b", re.IGNORECASE
+)
+# The parts of a sentence a length of time belongs to: "**Storing the bike for more than 4 weeks** (e.g.
+# over winter): charge the battery to 50%" gives the storing's length, not the charging's.
+_CLAUSE_BREAK = re.compile(r"[;()\[\]*]|\s[-–—]\s")
+_TAKING = re.compile(r"\b(?:tak(?:e|es|ing|en)|took|lasts?)\b", re.IGNORECASE)
+
+
+def _states_time_taken(text: str, verb: str) -> bool:
+    """Whether ``text`` gives a length of time in a part of it that speaks of ``verb`` or of taking."""
+    wanted = stem(_base_form(verb))
+    return any(
+        _DURATION.search(part) and (wanted in content_terms(part) or _TAKING.search(part))
+        for part in _CLAUSE_BREAK.split(text)
     )
 
 
@@ -2113,6 +2135,29 @@ def other_day(question: str, claim: str, before: str = "", heading: str = "") ->
     ):
         return f"{dates[0].group()} (asked: {names(asked)})"
     return None
+
+
+_EVERY_TIME = re.compile(
+    r"\b(?:at all times|any\s?time|24/7|24 hours a day|all week|(?:seven|7) days a week)\b", re.IGNORECASE
+)
+
+
+# A date as a question is typed: "friday 28th november".
+_TYPED_DATE = re.compile(DAY_OF_MONTH.pattern, re.IGNORECASE)
+
+
+def unnamed_day(question: str, claim: str, heading: str = "") -> str | None:
+    """The day a yes-or-no question asks about ("can I collect my cat on a Sunday?") when the claim
+    names no day and no date the question gives: "Cats can only be collected during the times below"
+    says nothing of Sundays, though the table after it does. A claim that holds at all times answers
+    for every day. Returned as "no day (asked: Sunday)"; None otherwise."""
+    asked = _days_named(question)
+    if not asked or _days_named(f"{claim} {heading}") or _EVERY_TIME.search(claim):
+        return None
+    if _TYPED_DATE.search(question) and DAY_OF_MONTH.search(claim):
+        return None  # "Friday 28th November" asked, "28 November: INSET day" said
+    days = ", ".join(f"{_DAY_NAMES[day]}day".capitalize() for day in sorted(asked))
+    return f"no day (asked: {days})"
 
 
 # Words of which a thing has one, so that a claim naming another answers for another thing: "solid

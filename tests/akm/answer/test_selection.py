@@ -31,6 +31,7 @@ from akm.answer.selection import (
     spanned_duration,
     states_instead,
     stem,
+    unnamed_day,
     unnamed_kind,
     within_a_range,
     without_question,
@@ -2168,3 +2169,50 @@ def test_how_often_is_not_how_long() -> None:
     assert stem("weekly") in content_terms("Classes run twice a week.")
     # A month's notice says how long, not how often.
     assert stem("monthly") not in content_terms("Give a month's notice.")
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        # The four weeks are the storing's, not the charging's.
+        (
+            "**Storing the bike for more than 4 weeks** (e.g. over winter): charge or discharge the battery "
+            "to 30–60% (ideally about 50%).",
+            False,
+        ),
+        ("A full charge takes about 4.5 hours.", True),
+        ("Charging from empty to full: about 4.5 hours (3 hours to 80%).", True),
+        ("The battery charges fully in 4 hours.", True),
+        ("| Charging time | 4.5 hours |", True),
+    ],
+)
+def test_the_time_a_deed_takes_is_given_where_the_deed_is(text: str, found: bool) -> None:
+    assert fills_answer_type(text, "number", "how long does the bike battery take to charge fully") is found
+    # Without "take to" any length of time will do.
+    assert fills_answer_type(text, "number", "how long can the bike be stored")
+
+
+def test_a_yes_or_no_question_about_a_day_is_answered_by_a_claim_that_names_it() -> None:
+    question = "can i collect my cat on a sunday"
+    table = (
+        "Cats can only be dropped off or collected during the times below.\n"
+        "| Day | Drop-off and collection |\n| --- | --- |\n| Sunday | 10:00 - 11:00, collection only |"
+    )
+    late = "If you are delayed on the way to collect your cat, please phone before 17:30."
+    responsive, reason = _responds(
+        question, late, context=f"{late}\n{table}", heading="Cattery opening hours"
+    )
+    assert not responsive and "no day (asked: Sunday)" in reason, reason
+    row = "| Sunday | 10:00 - 11:00, collection only |"
+    assert _responds(question, row, context=table, heading="Cattery opening hours")[0]
+    # What holds at all times holds on a Sunday; a date asked is met by the date.
+    assert unnamed_day(question, "Cats can be collected at any time by arrangement.") is None
+    assert (
+        unnamed_day("is there school on friday 28th november", "28 November: INSET day, school closed")
+        is None
+    )
+    assert (
+        unnamed_day("is there school on friday 28th november", "School is closed for INSET days.") is not None
+    )
+    # A question that is not yes-or-no may be answered without the day ("what time ... on sundays").
+    assert _responds("what time can i collect my cat on a sunday", row, context=table, heading="Cattery")[0]
