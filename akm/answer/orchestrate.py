@@ -24,11 +24,13 @@ How the answer is composed (see docs/answers.md):
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any, Literal
 
 from opentelemetry import trace
@@ -590,12 +592,18 @@ def _checked(
 
 def _document_terms(selection: Selection) -> dict[str, frozenset[str]]:
     """For each document of the kept passages, the content terms that two or more of its kept
-    passages hold: what the document speaks of throughout."""
+    passages hold, and those of its title or file name ("hollins_green_bakery.txt"): what the
+    document speaks of throughout."""
     by_source: dict[str, list[set[str]]] = {}
+    names: dict[str, set[str]] = {}
     for item in selection.kept:
-        by_source.setdefault(item.row.source.source_id, []).append(set(content_terms(item.passage)))
+        source = item.row.source
+        by_source.setdefault(source.source_id, []).append(set(content_terms(item.passage)))
+        name = source.title or PurePosixPath(source.canonical_path or source.canonical_uri).stem
+        names[source.source_id] = set(content_terms(re.sub(r"[_.]+", " ", name)))
     return {
         source: frozenset(term for term in set().union(*held) if sum(term in terms for terms in held) >= 2)
+        | names[source]
         for source, held in by_source.items()
     }
 

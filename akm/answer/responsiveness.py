@@ -61,6 +61,7 @@ from akm.answer.selection import (
     other_duration,
     other_kind,
     other_length,
+    other_numbered,
     other_variant,
     question_names,
     question_similarities,
@@ -368,6 +369,7 @@ def check_responsiveness(
                 or other_variant(focus.question, claim.text, claim.heading)
                 or other_duration(focus.question, claim.text, claim.context)
                 or other_length(focus.question, claim.text)
+                or other_numbered(focus.question, claim.text)
                 or (unnamed_day(focus.question, claim.text, claim.heading) if polar else None),
                 role=absent_role(focus.question, claim.text, claim.heading),
                 title_only=_title_only(focus, claim.title, claim_terms),

@@ -305,6 +305,16 @@ _STOPWORDS = frozenset(
         "wouldnt",
         "hasnt",
         "havent",
+        # Words as they are typed on a phone: "how much r swimming lessons", "do u deliver", "how much
+        # extra wd it cost".
+        "u",
+        "r",
+        "ur",
+        "wd",
+        "cd",
+        "pls",
+        "plz",
+        "thx",
     ]
 )
 # A number keeps its inner separators ("4.2", "12,000") but not a sentence's full stop or comma
@@ -511,7 +521,7 @@ _MONEY_QUESTION = re.compile(
     # "How much is it to get in?", "how much is a band 2 treatment": a price, with no noun after "much"
     # (not "how much flour"), nor a measure or a quantity asked of ("how much does it weigh", "how
     # much is needed").
-    r"\bhow much (?:is|are|was|were|will|would|does|do|did)\b"
+    r"\bhow much (?:is|are|r|was|were|will|would|wd|does|do|did)\b"
     r"(?!.*\b(?:weigh\w*|needed|used|required|left|spent|produced|made|grown|sold|eaten|drunk)\b)",
     re.IGNORECASE,
 )
@@ -1188,6 +1198,9 @@ def _base_form(word: str, before: str = "") -> str:
 _CAPITALISED_RUN = re.compile(r"\b[A-Z][a-z'’]+(?:[ \t]+(?:of|and|the|for|[A-Z][a-z'’]+)){1,6}\b")
 
 
+_ORDINAL_ENDINGS = frozenset({"st", "nd", "rd", "th"})
+
+
 def content_terms(text: str) -> list[str]:
     """Stems of the content words of ``text`` (function words and question words left out; an
     irregular form of a verb stands for its base: "took" and "taken" for "take"; a short form for
@@ -1195,6 +1208,9 @@ def content_terms(text: str) -> list[str]:
     terms: list[str] = []
     before = ""
     for word in _WORD.findall(text):
+        if before.isdigit() and word.lower() in _ORDINAL_ENDINGS:
+            before = word
+            continue  # "28th": the number is the term
         if word.lower() not in _STOPWORDS:
             terms.append(stem(_base_form(word, before)))
         if "-" in word.strip("-"):
@@ -1286,7 +1302,9 @@ def question_focus(question: str) -> QuestionFocus:
     dated = _DATE_QUESTION.search(question)
     asked_with = dated.group().split()[-1].lower() if dated and len(dated.group().split()) > 1 else None
     for index, word in enumerate(words):
-        if word.lower() in _STOPWORDS:
+        if word.lower() in _STOPWORDS or (
+            index and words[index - 1].isdigit() and word.lower() in _ORDINAL_ENDINGS
+        ):
             continue
         if asked_with is not None and word.lower() == asked_with:
             asked_with = None
@@ -1421,7 +1439,7 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "", co
             takes = _TAKES_TO.search(question)
             if takes and not text.lstrip().startswith("|"):
                 return _states_time_taken(text, takes.group("verb"))
-            return bool(_DURATION.search(text) or _TABLE_DURATION.search(text))
+            return bool(_DURATION.search(text) or _TABLE_DURATION.search(text) or _timed_cell(text, columns))
         if _MONEY_QUESTION.search(question):
             return bool(_MONEY.search(text))
         if _TEMPERATURE_QUESTION.search(question):
@@ -1493,6 +1511,22 @@ def _states_time_taken(text: str, verb: str) -> bool:
     )
 
 
+# A column of lengths of time: "Duration (default)", "Run time", "How long".
+_DURATION_COLUMN = re.compile(r"\b(?:duration|run\s*time|length|how long|time taken|takes)\b", re.IGNORECASE)
+
+
+def _timed_cell(row: str, columns: str) -> bool:
+    """Whether a table row gives a figure under a column of lengths of time ("| Cottons | 40 °C | 3:15 |"
+    under "| Programme | Default temp | Duration (default) |")."""
+    if not columns or not row.lstrip().startswith("|"):
+        return False
+    cells = _cells(row)
+    return any(
+        _DURATION_COLUMN.search(header) and at < len(cells) and _NUMBER.search(cells[at])
+        for at, header in enumerate(_cells(columns))
+    )
+
+
 # Units of time: "per year" asks how often or at what rate, which the other checks judge.
 _TIME_UNITS = frozenset(
     {"second", "minute", "hour", "day", "night", "week", "fortnight", "month", "quarter", "year", "annum",
@@ -1532,6 +1566,7 @@ _TIME_RANGE = re.compile(rf"\b{_CLOCK}\s*(?:-|–|—|to|until|till)\s*{_CLOCK}"
 # is answered by "a 11.4 km circuit", "what temperature" by "220 °C", without the word itself.
 _MEASURE_VALUES: dict[str, re.Pattern[str]] = {
     "temperature": _TEMPERATURE,
+    "degrees": _TEMPERATURE,
     "distance": re.compile(r"\d\s*(?:km|kilomet(?:re|er)s?|mi|miles?|m|met(?:re|er)s?)\b", re.IGNORECASE),
     "price": _MONEY,
     "cost": _MONEY,
@@ -1980,7 +2015,9 @@ _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b(?:[A-Z][\w'’-]*|[a-z]+[A-Z][\w'’-]
 # A noun narrowed by the word before it, after an article or a determiner: "a half plot".
 _NARROWED = re.compile(
     # A number before it stands in for the article in a query typed without one ("grade 8 theory exam fee").
-    r"\b(?:a|an|the|per|each|every|one|my|your|our|their|his|her|its|\d+)\s+"
+    # A query typed without its article: "how much is gym membership", "how much for half head highlights".
+    r"\b(?:a|an|the|per|each|every|one|my|your|our|their|his|her|its|\d+|"
+    r"(?:is|are|for)(?!\s+(?:a|an|the|per|each|every|one|my|your|our|their|his|her|its)\b))\s+"
     r"(?P<modifier>[A-Za-z][\w'’-]*)\s+(?P<noun>[A-Za-z][\w'’-]*)",
     re.IGNORECASE,
 )
@@ -2013,6 +2050,10 @@ _QUANTIFIERS = frozenset(
 )
 
 
+# Words of how a thing looks to the one asking, not of which kind it is.
+_DESCRIBING = frozenset({"little", "tiny", "wee", "usual", "normal", "same", "whole", "actual"})
+
+
 def other_kind(question: str, claim: str, context: str, heading: str = "") -> str | None:
     """The other kind of thing a claim speaks of, when the question narrows a noun by a word that the
     claim lacks and its passage never puts before that noun, while the claim or its passage gives
@@ -2040,7 +2081,11 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
             or _NUMBER_WORD.fullmatch(noun)
             or not modifier.islower()
             or noun.lower().endswith(("ed", "ing"))
+            # "for printing PETG" says what for, not which kind.
+            or (match.group().split()[0].lower() == "for" and modifier.lower().endswith("ing"))
             or len(modifier) < 3
+            # "the little filter at the bottom" describes the filter, not a kind of it.
+            or modifier.lower() in _DESCRIBING
             or _same_as(stem(modifier)) & in_claim
             or any((same, stem(noun)) in pairs for same in _same_as(stem(modifier)))
             # "Labour on all services is guaranteed for 30 days" speaks of every kind of service, as
@@ -2167,6 +2212,46 @@ _VARIANTS: tuple[frozenset[str], ...] = (
                "black", "grey", "gray", "brown", "turquoise", "magenta", "cyan"}),
     frozenset({"bronze", "silver", "gold", "platinum"}),
 )  # fmt: skip
+
+
+# A noun and the number that picks one of its kind: "stage 6", "yr 4", "zone 2"; and a run of them,
+# "Stages 5–7".
+_NUMBERED = re.compile(
+    r"\b(?P<noun>[A-Za-z]{2,})\s+(?P<low>\d{1,3})(?:\s*(?:–|—|-|to|&|and)\s*(?P<high>\d{1,3}))?(?![.,:]?\d|\s*(?:%|°))\b",
+    re.IGNORECASE,
+)
+# Words before a number that bound or count it rather than name one of a kind.
+_NOT_NUMBERING = frozenset(
+    {"aged", "age", "ages", "under", "over", "than", "from", "to", "and", "or", "by", "for", "of", "in", "on",
+     "at", "is", "are", "was", "were", "be", "about", "around", "up", "only", "least", "most", "maximum",
+     "minimum", "max", "min", "costs", "cost", "pay", "just", "every", "each", "per", "the", "a", "an",
+     "with", "within", "after", "before", "until", "till", "since", "between", "im", "am", "me", "my",
+     "it", "its", "his", "her", "he", "she", "they", "we", "you", "i", "x", "times", "out", "top"}
+)  # fmt: skip
+
+
+def _numbered(text: str) -> Iterator[tuple[str, int, int, str]]:
+    """The numbered nouns of ``text``: (stem of the noun, first number, last number, as written)."""
+    for match in _NUMBERED.finditer(text):
+        noun = match.group("noun")
+        if noun.lower() in _NOT_NUMBERING or MONTH.fullmatch(noun) or WEEKDAY.fullmatch(noun):
+            continue
+        low = int(match.group("low"))
+        high = int(match.group("high") or low)
+        yield stem(_base_form(noun)), low, high, match.group()
+
+
+def other_numbered(question: str, claim: str) -> str | None:
+    """The other one of a numbered kind a claim speaks of, when the question picks one by its number
+    ("how much are swimming lessons for stage 6") and the claim gives that noun only with other
+    numbers ("| Stages 1–2 | 6 | £29.50 |": its "6" is a count of pupils). Returned as "Stages 1–2
+    (asked: stage 6)"; None when the claim names the asked one, or a run that holds it, or never
+    numbers the noun."""
+    for noun, number, _, asked in _numbered(question):
+        said = [(low, high, written) for other, low, high, written in _numbered(claim) if other == noun]
+        if said and not any(low <= number <= high for low, high, _ in said):
+            return f"{said[0][2]} (asked: {asked})"
+    return None
 
 
 def other_variant(question: str, claim: str, heading: str = "") -> str | None:

@@ -25,6 +25,7 @@ from akm.answer.selection import (
     other_duration,
     other_kind,
     other_length,
+    other_numbered,
     question_focus,
     read_as_typed,
     select_evidence,
@@ -2098,7 +2099,11 @@ def test_a_yes_or_no_question_s_name_for_the_place_is_met_by_what_its_document_s
     from akm.answer.orchestrate import _document_terms
 
     def read(number: int, source: str, passage: str) -> ReadEvidence:
-        row: Any = SimpleNamespace(evidence_id=f"row-{number}", source=SimpleNamespace(source_id=source))
+        path = {"salon": "docs/willow_and_ash.html", "gym": "docs/pulse.md"}[source]
+        row: Any = SimpleNamespace(
+            evidence_id=f"row-{number}",
+            source=SimpleNamespace(source_id=source, title=None, canonical_path=path, canonical_uri=path),
+        )
         return ReadEvidence(number=number, row=row, passage=passage)
 
     kept = [
@@ -2108,8 +2113,10 @@ def test_a_yes_or_no_question_s_name_for_the_place_is_met_by_what_its_document_s
         read(4, "gym", "The salon next door sells towels."),
     ]
     throughout = _document_terms(cast(Any, SimpleNamespace(kept=kept)))
-    assert stem("salon") in throughout["salon"] and not throughout["gym"]
+    assert stem("salon") in throughout["salon"] and throughout["gym"] == {"puls"}
     assert stem("parking") not in throughout["salon"]
+    # The file's name is what the document is about: "willow_and_ash.html".
+    assert {"willow", "ash"} <= throughout["salon"]
     question = "is the hair salon open mondays"
     claim = ClaimInContext(
         claim_id="claim-1",
@@ -2216,3 +2223,53 @@ def test_a_yes_or_no_question_about_a_day_is_answered_by_a_claim_that_names_it()
     )
     # A question that is not yes-or-no may be answered without the day ("what time ... on sundays").
     assert _responds("what time can i collect my cat on a sunday", row, context=table, heading="Cattery")[0]
+
+
+def test_a_numbered_kind_is_answered_by_that_number_or_a_run_that_holds_it() -> None:
+    question = "how much r swimming lessons for stage 6"
+    columns = "| Stage | Max. pupils per teacher | Monthly fee (direct debit) |"
+    # The row's "6" counts pupils; its stages are 1 and 2.
+    responsive, reason = _responds(
+        question, "| Stages 1–2 | 6 | £29.50 |", heading="Swimming lessons", columns=columns
+    )
+    assert not responsive and "Stages 1–2 (asked: stage 6)" in reason, reason
+    assert _responds(question, "| Stages 5–7 | 8 | £32.00 |", heading="Swimming lessons", columns=columns)[0]
+    assert other_numbered(question, "| Stage 6 | 8 | £32.00 |") is None
+    assert (
+        other_numbered("how much is school dinner for my yr 4 son", "Pupils in Year 3 to 6 pay £2.65.")
+        is None
+    )
+    assert other_numbered("grade 8 theory exam fee", "- Grade 5: £73") == "Grade 5 (asked: grade 8)"
+    # An age or a bound is no numbered kind.
+    assert other_numbered("im 67 how much is a swim", "Seniors aged 65 and over pay £3.90.") is None
+    assert other_numbered("is it over 18s only", "Under 16s must be with an adult.") is None
+
+
+def test_a_query_typed_without_its_article_still_narrows_its_noun() -> None:
+    question = "how much is gym membership at ashcombe leisure centre"
+    row = "| Senior swim membership (65+) | £27.00 per month | Unlimited swimming |"
+    assert other_kind(question, row, row) == "swim membership (asked: gym membership)"
+    # A word of how the thing looks to the one asking is no kind of it.
+    filters = "| Clean the pump filter | Every 3 months |"
+    assert other_kind("how often should i clean the little filter at the bottom", filters, filters) is None
+
+
+def test_a_row_under_a_column_of_lengths_of_time_says_how_long() -> None:
+    row = "| Cottons | Cold – 90 °C | 40 °C | 8 kg (5 kg at 90 °C) | 3:15 | 1400 |"
+    columns = (
+        "| Programme | Temperature range | Default temp | Max load | Duration (default) | Max spin (rpm) |"
+    )
+    question = "how long does a cottons wash at 40 take"
+    assert fills_answer_type(row, "number", question, columns)
+    assert not fills_answer_type(row, "number", question, "| Programme | Range | Temp | Load | Code | Spin |")
+
+
+def test_words_typed_on_a_phone_are_no_terms() -> None:
+    focus = question_focus("how much r swimming lessons for stage 6")
+    assert "r" not in focus.weights and focus.answer_type == "number"
+    assert "wd" not in question_focus("how much extra wd it cost to add cover").weights
+    # "28th" is the 28.
+    assert "th" not in question_focus("is there school on friday 28th november").weights
+    assert content_terms("Friday 28th November") == ["friday", "28", stem("November")]
+    # Degrees are what a temperature gives.
+    assert stem("degrees") in measured_terms("can i wash it at 90 degrees", "| Cottons | Cold – 90 °C |")
