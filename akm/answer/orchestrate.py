@@ -483,8 +483,17 @@ def _quote(selection: Selection, *, headers: bool = True) -> str:
         elif is_line_entry(passage, span) and (several or not is_statement(claim_text(text))):
             # An entry that its line breaks set apart ("Friday 8.30am - 4.00pm") is quoted as a list
             # item: the quote has no wrap width to tell it from a wrapped line, and joined to the
-            # next sentence it would read as one with it.
+            # next sentence it would read as one with it. The line ending in a colon above the
+            # entries goes above it, as a list's lead-in does.
             line, now = f"- {text}", "item"
+            lead = lead_in(passage, span)
+            if lead is not None and lead.slice(passage) not in lines:
+                if lines:
+                    lines.append("")
+                    kinds.append("")
+                lines.append(lead.slice(passage))
+                kinds.append("lead")
+                kind = "lead"
         elif kind == "prose":
             lines[-1] = f"{lines[-1]} {text}"
             continue

@@ -331,9 +331,11 @@ def is_lead_in(text: str, span: TextSpan) -> bool:
 
 
 def lead_in(text: str, span: TextSpan) -> TextSpan | None:
-    """The line that leads in to the list whose item ``span`` is (see ``is_lead_in``), if any."""
+    """The line that leads in to the list whose item ``span`` is (see ``is_lead_in``), if any; for
+    an entry set out one a line without bullets ("Friday 28 November 2025" under "INSET days -
+    school closed to pupils:"), the line ending in a colon right above the run of entries."""
     if not is_list_item(text, span):
-        return None
+        return _line_entries_lead_in(text, span) if is_line_entry(text, span) else None
     line = _line_at(text, span.start)
     while line.start > 0:
         line = _line_at(text, line.start - 1)
@@ -344,6 +346,26 @@ def lead_in(text: str, span: TextSpan) -> TextSpan | None:
         at = line.start + content.index(stripped)
         candidate = TextSpan(at, at + len(stripped))
         return candidate if is_lead_in(text, candidate) else None
+    return None
+
+
+# How many entries set out one a line may stand between an entry and the line that leads in to them.
+_MOST_LINE_ENTRIES = 12
+
+
+def _line_entries_lead_in(text: str, span: TextSpan) -> TextSpan | None:
+    line = _line_at(text, span.start)
+    for _ in range(_MOST_LINE_ENTRIES):
+        if line.start == 0:
+            return None
+        line = _line_at(text, line.start - 1)
+        content = line.slice(text)
+        if not content.strip() or content.lstrip().startswith("|"):
+            return None  # a blank line or a table parts the entries from what is above them
+        stripped = content.strip()
+        if _LEAD_IN.fullmatch(content) and stripped.rstrip("*_").endswith(":"):
+            at = line.start + content.index(stripped)
+            return TextSpan(at, at + len(stripped))
     return None
 
 

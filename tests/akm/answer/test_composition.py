@@ -510,6 +510,22 @@ Regular care keeps the unit running efficiently.
 """
 
 
+SCHOOL = """St Aldhelm's Primary School
+
+Term dates 2025-26
+
+The autumn term starts on Wednesday 3 September 2025 and ends on Friday 19 December 2025, with a half term from 27 to 31 October 2025. Pupils should arrive by 8:45am.
+
+INSET (staff training) days - school closed to pupils:
+Monday 1 September 2025
+Tuesday 2 September 2025
+Friday 28 November 2025
+Monday 5 January 2026
+
+Please book family holidays outside term time: the school cannot authorise absence for holidays during term.
+"""
+
+
 @pytest.mark.parametrize(
     ("docs", "question", "quoted"),
     [
@@ -549,6 +565,12 @@ Regular care keeps the unit running efficiently.
             "How often should I clean the magnetic filter on the heat pump?",
             "**Every 3 months (owner):**\n- Clean the magnetic filter on the return pipe.",
             id="a-list-item-under-its-lead-in",
+        ),
+        pytest.param(
+            {"school.txt": SCHOOL},
+            "is there school on friday 28th november",
+            "INSET (staff training) days - school closed to pupils:\n- Friday 28 November 2025",
+            id="an-entry-on-its-line-under-its-lead-in",
         ),
     ],
 )

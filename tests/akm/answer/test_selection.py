@@ -1462,6 +1462,8 @@ def test_a_short_form_meets_the_word_a_document_spells_out() -> None:
         content_terms("max nozzle temp, photos, wifi")
         == content_terms("Maximum nozzle temperature, photographs, Wi-Fi")[:5]
     )
+    # As typed on a phone: "a bday cake for 20 ppl", "after feb half term".
+    assert content_terms("bday cake 20 ppl feb") == content_terms("Birthday cake 20 people February")
     specs = (
         "## Specifications\n\n| Item | Value |\n|---|---|\n| Maximum bed temperature | 110 °C |\n"
         "| Maximum nozzle temperature | 285 °C |\n| Filament diameter | 1.75 mm |"

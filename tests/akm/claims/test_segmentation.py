@@ -399,3 +399,22 @@ def test_a_line_that_leads_in_to_a_list_names_what_its_items_are() -> None:
         asked_before(MAINTENANCE, "Clean the magnetic filter on the return pipe.")
         == "**Every 3 months (owner):**"
     )
+
+
+INSET_DAYS = """The autumn term starts on Wednesday 3 September 2025 and ends on Friday 19 December 2025, with a half term from 27 to 31 October 2025. Pupils should arrive by 8:45am.
+
+INSET (staff training) days - school closed to pupils:
+Monday 1 September 2025
+Tuesday 2 September 2025
+Friday 28 November 2025
+
+Friday 12 December 2025
+Please book family holidays outside term time: the school cannot authorise absence for holidays during term."""
+
+
+def test_entries_set_out_one_a_line_have_the_line_that_leads_in_to_them() -> None:
+    lead = "INSET (staff training) days - school closed to pupils:"
+    assert lead_in_before(INSET_DAYS, "Friday 28 November 2025") == lead
+    assert lead_in_before(INSET_DAYS, "Tuesday 2 September 2025") == lead
+    # A blank line parts an entry from a lead-in above it.
+    assert lead_in_before(INSET_DAYS, "Friday 12 December 2025") == ""
