@@ -63,6 +63,7 @@ from akm.answer.selection import (
     other_length,
     other_numbered,
     other_variant,
+    priced_thing,
     question_names,
     question_similarities,
     same_sense_terms,
@@ -295,6 +296,15 @@ def _other_row(focus: QuestionFocus, claim: ClaimInContext, with_context: set[st
     return f"{key.lower()} (asked: {', '.join(missing)})"
 
 
+def _unpriced(focus: QuestionFocus, with_context: set[str]) -> str | None:
+    """The thing a "how much is ..." question prices, when neither the claim nor its passage and
+    headings name it: "how much is school dinner" is not answered by the price of breakfast club."""
+    priced = priced_thing(focus.question)
+    if priced is None or priced[0] in with_context:
+        return None
+    return f"no {priced[1].split()[-1]} (asked: how much is {priced[1]})"
+
+
 def check_responsiveness(
     focus: QuestionFocus, supported: Sequence[ClaimInContext], embedder: Embedder | None
 ) -> Responsiveness:
@@ -370,6 +380,7 @@ def check_responsiveness(
                 or other_duration(focus.question, claim.text, claim.context)
                 or other_length(focus.question, claim.text)
                 or other_numbered(focus.question, claim.text)
+                or _unpriced(focus, with_context)
                 or (unnamed_day(focus.question, claim.text, claim.heading) if polar else None),
                 role=absent_role(focus.question, claim.text, claim.heading),
                 title_only=_title_only(focus, claim.title, claim_terms),

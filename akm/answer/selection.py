@@ -2254,6 +2254,30 @@ def other_numbered(question: str, claim: str) -> str | None:
     return None
 
 
+# "How much is school dinner for my son": the thing priced, up to the word that says for whom,
+# where or when.
+_PRICED = re.compile(
+    r"\bhow much (?:(?P<is>is|are|r)|does|do|will|would|wd)\s+(?:(?:a|an|the|my|our|your|his|her|their)\s+)?"
+    r"(?P<thing>(?:[A-Za-z][\w'’-]*\s+){0,3}?[A-Za-z][\w'’-]*)"
+    r"(?=\s+(?:cost|costs)\b|(?(is)(?:\s+(?:for|at|in|on|per|with|if|when|from|to|each|a|an)\b|\s*[?,.!]|\s*$)|$^))",
+    re.IGNORECASE,
+)
+
+
+def priced_thing(question: str) -> tuple[str, str] | None:
+    """The thing a "how much is ..." question asks the price of, as (the stem of its last word, the
+    words as typed): "how much is school dinner for my yr 4 son" gives ("dinn", "school dinner");
+    None when it asks of no named thing ("how much does it cost")."""
+    match = _PRICED.search(question)
+    if match is None:
+        return None
+    words = match.group("thing").split()
+    head = words[-1].lower()
+    if head in _STOPWORDS or _NUMBER_WORD.fullmatch(head) or stem(head) in MEASURE_TERMS:
+        return None
+    return stem(_base_form(head)), match.group("thing").lower()
+
+
 def other_variant(question: str, claim: str, heading: str = "") -> str | None:
     """The other colour (or tier: bronze, silver, gold) a claim speaks of, when the question names one
     that neither the claim nor its heading names ("What does a solid green light mean?" is not answered

@@ -26,6 +26,7 @@ from akm.answer.selection import (
     other_kind,
     other_length,
     other_numbered,
+    priced_thing,
     question_focus,
     read_as_typed,
     select_evidence,
@@ -2275,3 +2276,18 @@ def test_words_typed_on_a_phone_are_no_terms() -> None:
     assert content_terms("Friday 28th November") == ["friday", "28", stem("November")]
     # Degrees are what a temperature gives.
     assert stem("degrees") in measured_terms("can i wash it at 90 degrees", "| Cottons | Cold – 90 °C |")
+
+
+def test_the_thing_a_price_is_asked_of_must_be_named_where_the_answer_is() -> None:
+    question = "how much is school dinner for my yr 4 son"
+    assert priced_thing(question) == (stem("dinner"), "school dinner")
+    breakfast = "Breakfast club runs from 7:45am in the school hall and costs £4.50 per child per day."
+    responsive, reason = _responds(question, breakfast, heading="Before and after school")
+    assert not responsive and "no dinner (asked: how much is school dinner)" in reason, reason
+    dinners = "School dinners for children in Year 4 cost £2.65 a day."
+    assert _responds(question, dinners, heading="School meals")[0]
+    # What prices, not what charges or weighs: none is asked of these.
+    assert priced_thing("how much does it cost") is None
+    assert priced_thing("how much does the tank weigh") is None
+    assert priced_thing("how much does the nursery charge for late pickup") is None
+    assert priced_thing("how much does a day permit cost") == (stem("permit"), "day permit")
