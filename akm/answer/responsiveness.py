@@ -54,6 +54,7 @@ from akm.answer.selection import (
     fills_answer_type,
     is_polar_question,
     measured_terms,
+    measured_thing,
     mentions_event,
     names_method,
     opposite_event,
@@ -63,7 +64,6 @@ from akm.answer.selection import (
     other_length,
     other_numbered,
     other_variant,
-    priced_thing,
     question_names,
     question_similarities,
     same_sense_terms,
@@ -296,13 +296,14 @@ def _other_row(focus: QuestionFocus, claim: ClaimInContext, with_context: set[st
     return f"{key.lower()} (asked: {', '.join(missing)})"
 
 
-def _unpriced(focus: QuestionFocus, with_context: set[str]) -> str | None:
-    """The thing a "how much is ..." question prices, when neither the claim nor its passage and
-    headings name it: "how much is school dinner" is not answered by the price of breakfast club."""
-    priced = priced_thing(focus.question)
-    if priced is None or priced[0] in with_context:
+def _unmeasured(focus: QuestionFocus, with_context: set[str]) -> str | None:
+    """The thing a "how much is ..." or "how warm is ..." question asks of, when neither the claim
+    nor its passage and headings name it: "how much is school dinner" is not answered by the price
+    of breakfast club, nor "how warm is the jacuzzi" by the learner pool's temperature."""
+    thing = measured_thing(focus.question)
+    if thing is None or thing[0] in with_context:
         return None
-    return f"no {priced[1].split()[-1]} (asked: how much is {priced[1]})"
+    return f"no {thing[1].split()[-1]} (asked: {thing[1]})"
 
 
 def check_responsiveness(
@@ -380,7 +381,7 @@ def check_responsiveness(
                 or other_duration(focus.question, claim.text, claim.context)
                 or other_length(focus.question, claim.text)
                 or other_numbered(focus.question, claim.text)
-                or _unpriced(focus, with_context)
+                or _unmeasured(focus, with_context)
                 or (unnamed_day(focus.question, claim.text, claim.heading) if polar else None),
                 role=absent_role(focus.question, claim.text, claim.heading),
                 title_only=_title_only(focus, claim.title, claim_terms),

@@ -2254,28 +2254,29 @@ def other_numbered(question: str, claim: str) -> str | None:
     return None
 
 
-# "How much is school dinner for my son": the thing priced, up to the word that says for whom,
-# where or when.
-_PRICED = re.compile(
-    r"\bhow much (?:(?P<is>is|are|r)|does|do|will|would|wd)\s+(?:(?:a|an|the|my|our|your|his|her|their)\s+)?"
+# "How much is school dinner for my son", "how warm is the jacuzzi": the thing a measure is asked
+# of, up to the word that says for whom, where or when.
+_MEASURED_THING = re.compile(
+    r"\b(?P<how>how(?:s|['’]s)?\s+(?:much|warm|hot|cold|deep|big|wide|tall|high|heavy|far|old|long))\s+"
+    r"(?:(?P<is>is|are|r)|does|do|will|would|wd)\s+(?:(?:a|an|the|my|our|your|his|her|their)\s+)?"
     r"(?P<thing>(?:[A-Za-z][\w'’-]*\s+){0,3}?[A-Za-z][\w'’-]*)"
     r"(?=\s+(?:cost|costs)\b|(?(is)(?:\s+(?:for|at|in|on|per|with|if|when|from|to|each|a|an)\b|\s*[?,.!]|\s*$)|$^))",
     re.IGNORECASE,
 )
 
 
-def priced_thing(question: str) -> tuple[str, str] | None:
-    """The thing a "how much is ..." question asks the price of, as (the stem of its last word, the
-    words as typed): "how much is school dinner for my yr 4 son" gives ("dinn", "school dinner");
-    None when it asks of no named thing ("how much does it cost")."""
-    match = _PRICED.search(question)
+def measured_thing(question: str) -> tuple[str, str] | None:
+    """The thing a "how much is ..." or "how warm is ..." question asks a measure of, as (the stem of
+    its last word, the question's words up to it): "how much is school dinner for my yr 4 son" gives
+    ("dinn", "how much is school dinner"); None when it asks of no named thing ("how much does it
+    cost", "how long is it")."""
+    match = _MEASURED_THING.search(question)
     if match is None:
         return None
-    words = match.group("thing").split()
-    head = words[-1].lower()
+    head = match.group("thing").split()[-1].lower()
     if head in _STOPWORDS or _NUMBER_WORD.fullmatch(head) or stem(head) in MEASURE_TERMS:
         return None
-    return stem(_base_form(head)), match.group("thing").lower()
+    return stem(_base_form(head)), " ".join(question[match.start() : match.end()].lower().split())
 
 
 def other_variant(question: str, claim: str, heading: str = "") -> str | None:

@@ -19,6 +19,7 @@ from akm.answer.selection import (
     fills_answer_type,
     heading_words,
     measured_terms,
+    measured_thing,
     mentions_event,
     opposite_event,
     other_day,
@@ -26,7 +27,6 @@ from akm.answer.selection import (
     other_kind,
     other_length,
     other_numbered,
-    priced_thing,
     question_focus,
     read_as_typed,
     select_evidence,
@@ -2278,16 +2278,22 @@ def test_words_typed_on_a_phone_are_no_terms() -> None:
     assert stem("degrees") in measured_terms("can i wash it at 90 degrees", "| Cottons | Cold – 90 °C |")
 
 
-def test_the_thing_a_price_is_asked_of_must_be_named_where_the_answer_is() -> None:
+def test_the_thing_a_price_or_measure_is_asked_of_must_be_named_where_the_answer_is() -> None:
     question = "how much is school dinner for my yr 4 son"
-    assert priced_thing(question) == (stem("dinner"), "school dinner")
+    assert measured_thing(question) == (stem("dinner"), "how much is school dinner")
     breakfast = "Breakfast club runs from 7:45am in the school hall and costs £4.50 per child per day."
     responsive, reason = _responds(question, breakfast, heading="Before and after school")
     assert not responsive and "no dinner (asked: how much is school dinner)" in reason, reason
+    pool = "The learner pool is kept warmer at 31°C."
+    responsive, reason = _responds("hows warm is the jacuzzi at the leisure centre", pool, heading="Pools")
+    assert not responsive and "no jacuzzi (asked: hows warm is the jacuzzi)" in reason, reason
     dinners = "School dinners for children in Year 4 cost £2.65 a day."
     assert _responds(question, dinners, heading="School meals")[0]
     # What prices, not what charges or weighs: none is asked of these.
-    assert priced_thing("how much does it cost") is None
-    assert priced_thing("how much does the tank weigh") is None
-    assert priced_thing("how much does the nursery charge for late pickup") is None
-    assert priced_thing("how much does a day permit cost") == (stem("permit"), "day permit")
+    assert measured_thing("how much does it cost") is None
+    assert measured_thing("how much does the tank weigh") is None
+    assert measured_thing("how much does the nursery charge for late pickup") is None
+    assert measured_thing("how much does a day permit cost") == (
+        stem("permit"),
+        "how much does a day permit",
+    )
