@@ -305,6 +305,17 @@ _STOPWORDS = frozenset(
         "wouldnt",
         "hasnt",
         "havent",
+        # Words that stand for what is not named: "do u deliver to somewhere 6 miles away".
+        "something",
+        "someone",
+        "somebody",
+        "somewhere",
+        "anything",
+        "anyone",
+        "anybody",
+        "anywhere",
+        # "6 miles away": the distance says it.
+        "away",
         # Words as they are typed on a phone: "how much r swimming lessons", "do u deliver", "how much
         # extra wd it cost".
         "u",
@@ -1708,8 +1719,12 @@ _UNIT_SIZES: dict[str, tuple[str, float]] = {
     "fortnight": ("time", 336), "month": ("time", 730), "year": ("time", 8760), "yr": ("time", 8760),
     "kg": ("weight", 1), "kilo": ("weight", 1), "kilogram": ("weight", 1), "g": ("weight", 0.001),
     "gram": ("weight", 0.001),
+    "mile": ("distance", 1.609344), "km": ("distance", 1), "kilometre": ("distance", 1), "kilometer": ("distance", 1),
 }  # fmt: skip
-_UNIT_WORDS = r"minutes?|mins?|hours?|hrs?|days?|weeks?|wks?|fortnights?|months?|years?|yrs?|kg|kilos?|kilograms?|g|grams?"
+_UNIT_WORDS = (
+    r"minutes?|mins?|hours?|hrs?|days?|weeks?|wks?|fortnights?|months?|years?|yrs?|kg|kilos?|kilograms?|g|grams?|"
+    r"miles?|km|kilomet(?:re|er)s?"
+)
 _TIME_UNIT = rf"(?P<unit>{_UNIT_WORDS})\b"
 _NUMBER_WORDS: dict[str, float] = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,

@@ -2297,3 +2297,12 @@ def test_the_thing_a_price_or_measure_is_asked_of_must_be_named_where_the_answer
         stem("permit"),
         "how much does a day permit",
     )
+
+
+def test_a_distance_inside_a_band_of_distances_is_stated() -> None:
+    question = "do u deliver to somewhere 6 miles away, how much"
+    # "somewhere", "away" and "u" stand for nothing a document names.
+    assert set(question_focus(question).weights) == {stem("deliver"), "6", stem("miles")}
+    assert spanned_duration(question, "3 to 8 miles    4.00") == {"6", stem("miles")}
+    assert spanned_duration("how much for 20 km", "3 to 8 miles    4.00") == set()
+    assert spanned_duration("how much for 10 km", "5 to 8 miles    4.00") == {"10", "km"}
