@@ -1514,11 +1514,13 @@ _TAKING = re.compile(r"\b(?:tak(?:e|es|ing|en)|took|lasts?)\b", re.IGNORECASE)
 
 
 def _states_time_taken(text: str, verb: str) -> bool:
-    """Whether ``text`` gives a length of time in a part of it that speaks of ``verb`` or of taking."""
+    """Whether ``text`` gives a length of time after ``verb`` or a word of taking, in the same part of
+    it: "A full charge takes about 4.5 hours", not "covered for 2 years or 500 full charge cycles"."""
     wanted = stem(_base_form(verb))
     return any(
-        _DURATION.search(part) and (wanted in content_terms(part) or _TAKING.search(part))
+        wanted in content_terms(part[: length.start()]) or _TAKING.search(part, 0, length.start())
         for part in _CLAUSE_BREAK.split(text)
+        for length in _DURATION.finditer(part)
     )
 
 

@@ -2191,6 +2191,9 @@ def test_how_often_is_not_how_long() -> None:
             False,
         ),
         ("A full charge takes about 4.5 hours.", True),
+        # The two years are the cover's; the charging comes after them.
+        ("The battery is covered for 2 years or 500 full charge cycles, whichever comes first.", False),
+        ("It takes 4 hours to charge.", True),
         ("Charging from empty to full: about 4.5 hours (3 hours to 80%).", True),
         ("The battery charges fully in 4 hours.", True),
         ("| Charging time | 4.5 hours |", True),
