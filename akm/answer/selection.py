@@ -305,6 +305,9 @@ _STOPWORDS = frozenset(
         "wouldnt",
         "hasnt",
         "havent",
+        # "got burgled", "none of the buttons work": no topic.
+        "got",
+        "none",
         # Words that stand for what is not named: "do u deliver to somewhere 6 miles away".
         "something",
         "someone",
@@ -365,7 +368,7 @@ _DATE_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _NUMBER_QUESTION = re.compile(
-    r"\bhow (?:many|much|long|far|old|large|big|high|tall|deep|wide|often|fast|heavy)\b|"
+    r"\bhow (?:many|much|long|soon|far|old|large|big|high|tall|deep|wide|often|fast|heavy)\b|"
     r"\b(?:what|which) (?:percentage|percent|number|amount|proportion|fraction|size|length|population)\b|"
     r"\bwhat (?:is|was|are|were) the (?:[a-z]+ )?(?:population|number|percentage|amount|size|length|height|area|"
     r"cost|price|distance|depth|speed|weight|temperature|salary|wage|fee|fare|rent)\b|"
@@ -1283,7 +1286,9 @@ class QuestionFocus:
         return QuestionFocus(question=self.question, weights=kept, answer_type=self.answer_type)
 
 
-_DURATION_QUESTION = re.compile(r"\bhow long\b", re.IGNORECASE)
+_DURATION_QUESTION = re.compile(r"\bhow (?:long|soon)\b", re.IGNORECASE)
+# When the one asking says a thing happened ("got burgled last night"): no topic of the question.
+_TOLD_WHEN = re.compile(r"\b(?:last night|this morning|earlier today|yesterday)\b", re.IGNORECASE)
 # What answers a "how long": a number of units of time or of length, a span between two years, or
 # how long something lasts up to ("until 31 March", "overnight").
 _DURATION = re.compile(
@@ -1307,7 +1312,7 @@ def question_focus(question: str) -> QuestionFocus:
     tells one topic from another, while short common words match almost any passage.
     """
     weights: dict[str, float] = {}
-    words = _WORD.findall(question)
+    words = _WORD.findall(_TOLD_WHEN.sub(" ", question))
     duration = bool(_DURATION_QUESTION.search(question))
     # "In what year did ...": the word the question asks with, not what it is about.
     dated = _DATE_QUESTION.search(question)
@@ -1327,7 +1332,7 @@ def question_focus(question: str) -> QuestionFocus:
         ):
             continue  # "which night of the week": it asks for a day, the week is no topic
         if duration and (
-            (word.lower() == "long" and index > 0 and words[index - 1].lower() == "how")
+            (word.lower() in ("long", "soon") and index > 0 and words[index - 1].lower() == "how")
             or word.lower() in {"take", "takes", "took", "last", "lasts", "lasted"}
         ):
             continue  # "how long does a rollback take?": the question's phrase, not its topic

@@ -2309,3 +2309,15 @@ def test_a_distance_inside_a_band_of_distances_is_stated() -> None:
     assert spanned_duration(question, "3 to 8 miles    4.00") == {"6", stem("miles")}
     assert spanned_duration("how much for 20 km", "3 to 8 miles    4.00") == set()
     assert spanned_duration("how much for 10 km", "5 to 8 miles    4.00") == {"10", "km"}
+
+
+def test_how_soon_asks_how_long_and_when_it_happened_is_no_topic() -> None:
+    focus = question_focus("got burgled last night how soon do i have to tell the police for the insurance")
+    assert set(focus.weights) == {stem("burgled"), stem("tell"), stem("police"), stem("insurance")}
+    assert focus.answer_type == "number"
+    assert fills_answer_type("Police: within 24 hours of discovery.", "number", focus.question)
+    assert not fills_answer_type(
+        "Report it to the police and obtain a crime reference number.", "number", focus.question
+    )
+    # "The last bus" is a topic; "last night" is when.
+    assert stem("last") in question_focus("what time is the last bus tonight").weights
