@@ -305,9 +305,14 @@ _STOPWORDS = frozenset(
         "wouldnt",
         "hasnt",
         "havent",
-        # "got burgled", "none of the buttons work": no topic.
+        # "got burgled", "none of the buttons work", "can he go in the pool": no topic.
         "got",
         "none",
+        "go",
+        "goes",
+        "going",
+        "went",
+        "gone",
         # Words that stand for what is not named: "do u deliver to somewhere 6 miles away".
         "something",
         "someone",
@@ -1767,7 +1772,8 @@ _AGE_OF_SOMEONE = re.compile(
     r"\b(?P<who>i['’]?m|i\s+am|(?:he|she)(?:['’]s|\s+is)|(?:son|daughter|child|kid|boy|girl|grandson|"
     r"granddaughter|baby)s?\s+(?:is|are)|aged?)\s+(?P<number>\d+(?:\.\d+)?)(?P<half>\s+and\s+a\s+half)?"
     r"(?P<more>(?:\s*(?:-|–|—|to|and)\s*\d+(?:\.\d+)?)?)"
-    rf"(?![A-Za-z%:£$€]|[.,]?\d|\s*(?:{_UNIT_WORDS}|ft|feet|foot|cm|m|kg|lbs?|stone|st|y/?o)\b|\s*[%:£$€])",
+    # A colon after the age ends a label ("Aged 8 to 10: ..."); one before digits makes a clock time.
+    rf"(?![A-Za-z%£$€]|:\s*\d|[.,]?\d|\s*(?:{_UNIT_WORDS}|ft|feet|foot|cm|m|kg|lbs?|stone|st|y/?o)\b|\s*[%£$€])",
     re.IGNORECASE,
 )
 _AGE_BAND = re.compile(r"\b(?P<side>over|under)[\s-]+(?P<number>\d+)s\b", re.IGNORECASE)

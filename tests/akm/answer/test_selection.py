@@ -2321,3 +2321,13 @@ def test_how_soon_asks_how_long_and_when_it_happened_is_no_topic() -> None:
     )
     # "The last bus" is a topic; "last night" is when.
     assert stem("last") in question_focus("what time is the last bus tonight").weights
+
+
+def test_an_age_band_that_labels_a_rule_holds_the_asked_age() -> None:
+    question = "my kid is 9 can he go in the pool without me"
+    # "go" names no topic; the band ends at a colon that opens its rule.
+    assert set(question_focus(question).weights) == {"kid", "9", "pool", "without"}
+    rule = "Aged 8 to 10: may swim without an adult in the water."
+    assert spanned_duration(question, rule) == {"9", "year"}
+    # A colon before digits still makes a clock time, no age.
+    assert spanned_duration(question, "Lessons for those aged 8 start at 10:30.") == set()
