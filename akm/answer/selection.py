@@ -305,14 +305,9 @@ _STOPWORDS = frozenset(
         "wouldnt",
         "hasnt",
         "havent",
-        # "got burgled", "none of the buttons work", "can he go in the pool": no topic.
+        # "got burgled", "none of the buttons work": no topic.
         "got",
         "none",
-        "go",
-        "goes",
-        "going",
-        "went",
-        "gone",
         # Words that stand for what is not named: "do u deliver to somewhere 6 miles away".
         "something",
         "someone",

@@ -2325,8 +2325,8 @@ def test_how_soon_asks_how_long_and_when_it_happened_is_no_topic() -> None:
 
 def test_an_age_band_that_labels_a_rule_holds_the_asked_age() -> None:
     question = "my kid is 9 can he go in the pool without me"
-    # "go" names no topic; the band ends at a colon that opens its rule.
-    assert set(question_focus(question).weights) == {"kid", "9", "pool", "without"}
+    # The band ends at a colon that opens its rule.
+    assert set(question_focus(question).weights) == {"kid", "9", "go", "pool", "without"}
     rule = "Aged 8 to 10: may swim without an adult in the water."
     assert spanned_duration(question, rule) == {"9", "year"}
     # A colon before digits still makes a clock time, no age.
