@@ -431,6 +431,20 @@ def _coverage(attempt: _Composed, quote: str) -> float:
     return len(wanted & held) / len(wanted) if wanted else 0.0
 
 
+def _add_lead_in(lines: list[str], kinds: list[str], passage: str, span: TextSpan) -> bool:
+    """Put the line that leads in to the list (or the run of entries) ``span`` is an item of above
+    it, unless it is there already; whether it was put."""
+    lead = lead_in(passage, span)
+    if lead is None or lead.slice(passage) in lines:
+        return False
+    if lines:
+        lines.append("")
+        kinds.append("")
+    lines.append(lead.slice(passage))
+    kinds.append("lead")
+    return True
+
+
 def _quote(selection: Selection, *, headers: bool = True) -> str:
     """The chosen sentences in passage order: prose joined into one line, each list item (after its
     own bullet or number), table row and line of fields ("Deposit: £120") on a line of its own, so
@@ -470,13 +484,7 @@ def _quote(selection: Selection, *, headers: bool = True) -> str:
             line, now = f"{marker} {text}", "item"
             # The line that leads in to the list goes above its item: it says what the item is
             # ("**Every 3 months (owner):**" over "- Clean the magnetic filter on the return pipe.").
-            lead = lead_in(passage, span)
-            if lead is not None and lead.slice(passage) not in lines:
-                if lines:
-                    lines.append("")
-                    kinds.append("")
-                lines.append(lead.slice(passage))
-                kinds.append("lead")
+            if _add_lead_in(lines, kinds, passage, span):
                 kind = "lead"
         elif is_field_entry(passage, span):
             line, now = text, "field"
@@ -486,13 +494,7 @@ def _quote(selection: Selection, *, headers: bool = True) -> str:
             # next sentence it would read as one with it. The line ending in a colon above the
             # entries goes above it, as a list's lead-in does.
             line, now = f"- {text}", "item"
-            lead = lead_in(passage, span)
-            if lead is not None and lead.slice(passage) not in lines:
-                if lines:
-                    lines.append("")
-                    kinds.append("")
-                lines.append(lead.slice(passage))
-                kinds.append("lead")
+            if _add_lead_in(lines, kinds, passage, span):
                 kind = "lead"
         elif kind == "prose":
             lines[-1] = f"{lines[-1]} {text}"
