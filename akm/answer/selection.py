@@ -1647,6 +1647,12 @@ _SAME_WORDS: tuple[frozenset[str], ...] = (
 # Phrases of a question that a word says: "do I get my money back?" asks about a refund.
 _SAME_PHRASES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
     (re.compile(r"\bmoney\s+back\b", re.IGNORECASE), frozenset({"refund"})),
+    # "will my bill go up" asks about an increase, "go down" about a fall.
+    (re.compile(r"\b(?:go|goes|going|went|gone)\s+up\b", re.IGNORECASE), frozenset({"increas", "rise"})),
+    (
+        re.compile(r"\b(?:go|goes|going|went|gone)\s+down\b", re.IGNORECASE),
+        frozenset({"decreas", "reduc", "fall"}),
+    ),
 )
 
 

@@ -29,6 +29,7 @@ from akm.answer.selection import (
     other_numbered,
     question_focus,
     read_as_typed,
+    same_sense_terms,
     select_evidence,
     spanned_duration,
     states_instead,
@@ -2331,3 +2332,13 @@ def test_an_age_band_that_labels_a_rule_holds_the_asked_age() -> None:
     assert spanned_duration(question, rule) == {"9", "year"}
     # A colon before digits still makes a clock time, no age.
     assert spanned_duration(question, "Lessons for those aged 8 start at 10:30.") == set()
+
+
+def test_going_up_is_an_increase() -> None:
+    question = "i signed up with brightwave in feb, will my bill go up this april?"
+    increase = (
+        "If your plan started in February, your first increase applies from April of the following year."
+    )
+    assert same_sense_terms(question, increase) >= {"go"}
+    assert "go" not in same_sense_terms(question, "Your bill is sent on the 1st of each month.")
+    assert same_sense_terms("will the price go down", "Prices fall in January.") >= {"go"}
