@@ -63,6 +63,8 @@ class _Section:
 # A plain text's own title: its first line, before a blank line, of at most this many words.
 MAX_PLAIN_TITLE_WORDS = 12
 _CLOSING_PUNCTUATION = re.compile(r"[.!?,;:]$")
+# A title's block may run to this many lines with the rule of "=" under it.
+_MOST_TITLE_LINES = 4
 # A rule of a plain text: a run of one character that frames a title between two such lines or
 # underlines it ("=====", "-----"); "=" marks a title of the first level, any other a section's.
 _RULE_LINE = re.compile(r"[ \t]*([-=_*~#])\1{2,}[ \t]*")
@@ -97,19 +99,23 @@ def _plain_title_lines(lines: list[str]) -> dict[int, int]:
     if first is None:
         return titles
     head = lines[first].strip()
+    # The title may stand over a line or two more (a subtitle, a date) above a rule of "=".
+    block = next((index for index in range(first, len(lines)) if not lines[index].strip()), len(lines))
+    framed = block - first <= _MOST_TITLE_LINES and bool(re.fullmatch(r"[ \t]*={3,}[ \t]*", lines[block - 1]))
     if (
-        (first + 1 == len(lines) or not lines[first + 1].strip())
+        (first + 1 == len(lines) or not lines[first + 1].strip() or framed)
         and len(head.split()) <= MAX_PLAIN_TITLE_WORDS
         and not _CLOSING_PUNCTUATION.search(head)
         and head[:1].isupper()
         and not next((line.strip() for line in lines[first + 1 :] if line.strip()), "a")[:1].islower()
     ):
         titles[first] = 1
-    level = 2 if titles else 1
+    ruled = {index: level for index in range(len(lines)) if (level := _ruled_title_level(lines, index))}
+    titles.update(ruled)
+    # A section title without rules stands below the ruled ones ("DOGS" under "5. ON BOARD" between
+    # lines of dashes), so that the next ruled title ends its section.
+    level = max([2 if titles.get(first) == 1 else 1, *(ruled_level + 1 for ruled_level in ruled.values())])
     for index, line in enumerate(lines):
-        ruled = _ruled_title_level(lines, index)
-        if ruled is not None:
-            titles[index] = ruled
         if index in titles or not line.strip() or (index and lines[index - 1].strip()):
             continue
         # The text it titles: the next non-blank line, at most one blank line away. A line over a

@@ -170,3 +170,47 @@ def test_a_plain_text_s_own_title_is_its_first_line_or_email_subject() -> None:
     assert plain_text_title("Spring newsletter\n\nThe garden opens in May.\n") == "Spring newsletter"
     assert plain_text_title(EMAIL) == "Year 10 volcano field trip - key details"
     assert plain_text_title("The garden opens in May. It closes in\nOctober.\n") is None
+
+
+NOTICE = """VALLEY LINK BUSES
+TIMETABLE AND FARES NOTICE
+Valid from Sunday 1 September 2024
+====================================
+
+Customer line: 01632 770055.
+
+------------------------------------
+5. ON BOARD
+------------------------------------
+
+Please have your ticket ready.
+
+DOGS
+  Well-behaved dogs travel free on local routes.
+
+------------------------------------
+6. CHRISTMAS SERVICES
+------------------------------------
+
+Thu 26 December (Boxing Day)
+    Sunday timetable on route 12 only.
+"""
+
+
+def test_a_plain_text_s_title_block_over_a_rule_and_its_sections_under_ruled_ones() -> None:
+    chunks = chunk_text(NOTICE, markdown=False)
+    title = "VALLEY LINK BUSES"
+    # The title's first line titles the text though a subtitle and a date stand under it above the
+    # "=" rule; "DOGS" (no rules) is a part of the ruled section above it, which the next ruled
+    # title ends.
+    assert plain_text_title(NOTICE) == title
+    assert [chunk.heading_path for chunk in chunks] == [
+        (title,),
+        (title, "5. ON BOARD"),
+        (title, "5. ON BOARD", "DOGS"),
+        (title, "6. CHRISTMAS SERVICES"),
+    ]
+    assert "Boxing Day" in chunks[3].text
+    # Five lines or more over the rule are text, not a title's block.
+    long_block = "A\nB\nC\nD\nE\n=====\n\nText here.\n"
+    assert plain_text_title(long_block) is None
