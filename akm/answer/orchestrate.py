@@ -66,6 +66,7 @@ from akm.claims import (
     TextSpan,
     asked_before,
     claim_text,
+    definition_term,
     extract_claims,
     is_cell_line,
     is_field_entry,
@@ -433,14 +434,20 @@ def _coverage(attempt: _Composed, quote: str) -> float:
 
 def _add_lead_in(lines: list[str], kinds: list[str], passage: str, span: TextSpan) -> bool:
     """Put the line that leads in to the list (or the run of entries) ``span`` is an item of above
-    it, unless it is there already; whether it was put."""
+    it, unless it is there already; whether it was put. A plain text's term goes with a colon,
+    which leads in to its description's sentences, quoted as items, as it does to a list."""
     lead = lead_in(passage, span)
-    if lead is None or lead.slice(passage) in lines:
+    if lead is None:
+        return False
+    text = lead.slice(passage)
+    if definition_term(passage, span) is not None and not text.endswith(":"):
+        text = f"{text}:"
+    if text in lines:
         return False
     if lines:
         lines.append("")
         kinds.append("")
-    lines.append(lead.slice(passage))
+    lines.append(text)
     kinds.append("lead")
     return True
 
@@ -488,6 +495,12 @@ def _quote(selection: Selection, *, headers: bool = True) -> str:
                 kind = "lead"
         elif is_field_entry(passage, span):
             line, now = text, "field"
+        elif definition_term(passage, span) is not None:
+            # A sentence of a plain text's description goes under its term ("Thu 26 December
+            # (Boxing Day):" over "- Sunday timetable on route 12 only."), which says what it is of.
+            line, now = f"- {text}", "item"
+            if _add_lead_in(lines, kinds, passage, span):
+                kind = "lead"
         elif is_line_entry(passage, span) and (several or not is_statement(claim_text(text))):
             # An entry that its line breaks set apart ("Friday 8.30am - 4.00pm") is quoted as a list
             # item: the quote has no wrap width to tell it from a wrapped line, and joined to the

@@ -27,6 +27,7 @@ from akm.claims.segmentation import (
     TextSpan,
     cited_evidence,
     claim_text,
+    definition_term,
     heads_cell_table,
     is_cell_line,
     is_faq_question,
@@ -35,6 +36,7 @@ from akm.claims.segmentation import (
     is_line_entry,
     is_list_item,
     is_table_row,
+    lead_in,
     sentence_spans,
 )
 
@@ -145,7 +147,18 @@ def is_claimable(text: str, span: TextSpan) -> bool:
     """Whether the sentence ``span`` of ``text`` would make a claim: a statement, or an entry of a
     list or table with a figure. A title, a heading or a bare name would not, so it answers nothing."""
     row = is_table_row(text, span)
-    listed = is_list_item(text, span) or row or is_field_entry(text, span) or is_line_entry(text, span)
+    # A sentence of a plain text's description states something of its term ("NO SERVICE on any
+    # route." under "Wed 25 December (Christmas Day)"), as an item does of the line that leads in
+    # to its list; either states something in two words.
+    described = definition_term(text, span) is not None
+    led = described or (is_list_item(text, span) and lead_in(text, span) is not None)
+    listed = (
+        is_list_item(text, span)
+        or row
+        or is_field_entry(text, span)
+        or is_line_entry(text, span)
+        or described
+    )
     sentence = claim_text(span.slice(text))
     if (
         (row and _heads_table(text, span))
@@ -157,7 +170,12 @@ def is_claimable(text: str, span: TextSpan) -> bool:
     # A row of a plain text's table set out in columns gives its label and value as a table row
     # of cells does ("Kingsmoor and Pelling        Wednesday").
     cells = is_cell_line(span.slice(text)) and len(re.findall(r"[^\W\d_]{2,}", sentence)) >= 2
-    return is_statement(sentence) or (listed and (cells or _states_entry(sentence, row)))
+    return is_statement(sentence) or (
+        listed
+        and (
+            cells or _states_entry(sentence, row) or (led and len(re.findall(r"[^\W\d_]{2,}", sentence)) >= 2)
+        )
+    )
 
 
 def _heads_table(text: str, span: TextSpan) -> bool:

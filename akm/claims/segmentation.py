@@ -319,11 +319,14 @@ def _line_at(text: str, position: int) -> TextSpan:
 
 def is_lead_in(text: str, span: TextSpan) -> bool:
     """Whether ``span`` of ``text`` is a line that leads in to the list below it ("**Every 3 months
-    (owner):**" over "- Clean the magnetic filter"): it names what the list's items are, as a heading
-    does, and states nothing itself."""
+    (owner):**" over "- Clean the magnetic filter"), or a plain text's term over its indented
+    description (see ``definition_term``): it names what the lines below it are about, as a
+    heading does, and states nothing itself."""
     line = _line_at(text, span.start)
     if text[line.start : span.start].strip() or text[span.end : line.end].strip():
         return False
+    if line.end < len(text) and _is_term(line.slice(text), _line_at(text, line.end + 1).slice(text)):
+        return True
     if not _LEAD_IN.fullmatch(line.slice(text)) or _BULLET.match(line.slice(text)):
         return False
     following = [later for later in text[line.end + 1 :].split("\n", 2)[:2] if later.strip()]
@@ -332,9 +335,13 @@ def is_lead_in(text: str, span: TextSpan) -> bool:
 
 def lead_in(text: str, span: TextSpan) -> TextSpan | None:
     """The line that leads in to the list whose item ``span`` is (see ``is_lead_in``), if any; for
+    a sentence of a plain text's description, the term it describes (see ``definition_term``); for
     an entry set out one a line without bullets ("Friday 28 November 2025" under "INSET days -
     school closed to pupils:"), the line ending in a colon right above the run of entries."""
     if not is_list_item(text, span):
+        term = definition_term(text, span)
+        if term is not None:
+            return term
         return _line_entries_lead_in(text, span) if is_line_entry(text, span) else None
     line = _line_at(text, span.start)
     while line.start > 0:
@@ -346,6 +353,62 @@ def lead_in(text: str, span: TextSpan) -> TextSpan | None:
         at = line.start + content.index(stripped)
         candidate = TextSpan(at, at + len(stripped))
         return candidate if is_lead_in(text, candidate) else None
+    return None
+
+
+# How many lines a plain text's description of a term may run to (see ``definition_term``).
+_MOST_DESCRIPTION_LINES = 12
+
+
+def _indent(line: str) -> int:
+    return len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip())
+
+
+def _is_term(line: str, following: str) -> bool:
+    """Whether ``line`` of a plain text is a term that the line below it (``following``), indented
+    deeper, starts to describe: a short line without closing punctuation, neither a list item, a
+    table row nor a section title ("Thu 26 December (Boxing Day)" over "    Sunday timetable on
+    route 12 only.")."""
+    stripped = line.strip()
+    return (
+        bool(stripped)
+        and len(stripped) <= 80
+        and bool(following.strip())
+        and _indent(following) > _indent(line)
+        and stripped[-1] not in ".!?,;"
+        and _BULLET.match(line) is None
+        and _BULLET.match(following) is None
+        and not _HEADING.match(line)
+        and not _TABLE_ROW.match(line)
+        and not is_cell_line(line)
+        and not _PLAIN_HEADING.fullmatch(stripped)
+        and re.match(r"[\"'“‘(]?[A-Z0-9£$€]", following.strip()) is not None
+    )
+
+
+def definition_term(text: str, span: TextSpan) -> TextSpan | None:
+    """The term that the sentence ``span`` of a plain text's definition list describes: the line
+    above its description, indented less deeply than it ("Thu 26 December (Boxing Day)" over
+    "    Sunday timetable on route 12 only. No service on routes 27, 41 or X5."); None when the
+    sentence is no such description's."""
+    line = _line_at(text, span.start)
+    depth = _indent(line.slice(text))
+    if not depth:
+        return None
+    for _ in range(_MOST_DESCRIPTION_LINES):
+        if line.start == 0:
+            return None
+        above = _line_at(text, line.start - 1)
+        content = above.slice(text)
+        if not content.strip():
+            return None
+        if _indent(content) < depth:
+            if not _is_term(content, line.slice(text)):
+                return None
+            stripped = content.strip()
+            at = above.start + content.index(stripped)
+            return TextSpan(at, at + len(stripped))
+        line = above
     return None
 
 

@@ -13,7 +13,7 @@ SHORT_FORMS: dict[str, str] = {
     "pics": "pictures", "wifi": "wi-fi", "e-mail": "email", "specs": "specifications",
     "hr": "hour", "hrs": "hours", "yr": "year", "yrs": "years", "wk": "week", "wks": "weeks",
     "pw": "password", "pwd": "password", "xmas": "christmas", "dept": "department", "govt": "government", "avg": "average", "qty": "quantity",
-    "bday": "birthday", "ppl": "people",
+    "bday": "birthday", "ppl": "people", "hol": "holiday", "hols": "holidays",
     "jan": "january", "feb": "february", "apr": "april", "aug": "august", "sept": "september",
     "oct": "october", "nov": "november", "dec": "december",
 }  # fmt: skip

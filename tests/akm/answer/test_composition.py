@@ -526,9 +526,35 @@ Please book family holidays outside term time: the school cannot authorise absen
 """
 
 
+BUSES = """VALLEY LINK BUSES
+TIMETABLE AND FARES NOTICE
+==========================
+
+Customer line: 01632 770055 (Mon-Fri 08:00-18:00).
+
+--------------------------------------
+6. CHRISTMAS AND NEW YEAR SERVICES
+--------------------------------------
+
+Wed 25 December (Christmas Day)
+    NO SERVICE on any route.
+Thu 26 December (Boxing Day)
+    Sunday timetable on route 12 only. No service on routes 27, 41 or X5.
+Tue 31 December (New Year's Eve)
+    Normal timetable. Extra FREE late buses on route 12 from Castlebridge
+    Bus Station to Northgate at 00:30 and 01:30 (into New Year's Day).
+"""
+
+
 @pytest.mark.parametrize(
     ("docs", "question", "quoted"),
     [
+        pytest.param(
+            {"buses.txt": BUSES},
+            "are there buses on boxing day",
+            "Thu 26 December (Boxing Day):\n- Sunday timetable on route 12 only.",
+            id="a-description-under-its-term",
+        ),
         pytest.param(
             {"surgery.txt": SURGERY},
             "What time does Brookfield Dental close on a Friday?",
@@ -587,6 +613,15 @@ def test_an_entry_without_a_verb_is_quoted_as_an_entry_and_answers(
     assert quoted in result.answer, result.answer
     assert result.claims and all(claim.status == "supported" for claim in result.claims)
     assert packet_findings(result.packet.to_json()) == []
+
+
+def test_a_description_under_another_term_is_not_quoted(tmp_path: Path) -> None:
+    # The New Year's Eve buses name "buses", but the day asked is the term above the Sunday
+    # timetable; the text's title ("VALLEY LINK BUSES") says buses for every line of it.
+    result = _ask_once(tmp_path, {"buses.txt": BUSES}, "are there buses on boxing day", FixedGenerator(""))
+    assert result.verdict == "PASS", result.packet.verification.verdict_reasons
+    assert "Boxing Day" in result.answer
+    assert "Extra FREE" not in result.answer, result.answer
 
 
 def test_the_row_the_question_names_is_quoted_without_the_row_beside_it(tmp_path: Path) -> None:

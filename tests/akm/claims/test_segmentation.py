@@ -7,6 +7,7 @@ import pytest
 from akm.claims import (
     asked_before,
     cited_evidence,
+    definition_term,
     is_cell_line,
     is_claimable,
     is_faq_question,
@@ -418,3 +419,41 @@ def test_entries_set_out_one_a_line_have_the_line_that_leads_in_to_them() -> Non
     assert lead_in_before(INSET_DAYS, "Tuesday 2 September 2025") == lead
     # A blank line parts an entry from a lead-in above it.
     assert lead_in_before(INSET_DAYS, "Friday 12 December 2025") == ""
+
+
+HOLIDAY_SERVICES = """CHRISTMAS SERVICES
+
+Wed 25 December (Christmas Day)
+    NO SERVICE on any route.
+Thu 26 December (Boxing Day)
+    Sunday timetable on route 12 only. No service on routes 27, 41 or X5.
+Tue 31 December (New Year's Eve)
+    Normal timetable. Extra late buses on route 12 at 00:30
+    and 01:30.
+
+DOGS
+  Well-behaved dogs travel free.
+Fares rise on 1 April
+and stay fixed until March."""
+
+
+def test_a_term_over_its_indented_description_is_what_the_description_is_of() -> None:
+    spans = {span.slice(HOLIDAY_SERVICES): span for span in sentence_spans(HOLIDAY_SERVICES)}
+    boxing = "Thu 26 December (Boxing Day)"
+    # The term states nothing itself; each sentence of the description below it, on however many
+    # lines, is of the term, and states something of it even without a verb or a figure.
+    assert is_lead_in(HOLIDAY_SERVICES, spans[boxing])
+    assert not is_claimable(HOLIDAY_SERVICES, spans[boxing])
+    for sentence in ("Sunday timetable on route 12 only.", "No service on routes 27, 41 or X5."):
+        term = definition_term(HOLIDAY_SERVICES, spans[sentence])
+        assert term is not None and term.slice(HOLIDAY_SERVICES) == boxing
+        assert lead_in_before(HOLIDAY_SERVICES, sentence) == boxing
+    assert is_claimable(HOLIDAY_SERVICES, spans["NO SERVICE on any route."])
+    assert lead_in_before(HOLIDAY_SERVICES, "NO SERVICE on any route.") == "Wed 25 December (Christmas Day)"
+    late = next(text for text in spans if text.startswith("Extra late buses"))
+    assert lead_in_before(HOLIDAY_SERVICES, late) == "Tue 31 December (New Year's Eve)"
+    # A section title over indented text heads it as a heading, not as a term; a line going on with
+    # its sentence on the next line is no term; a line at the margin has no term.
+    assert definition_term(HOLIDAY_SERVICES, spans["Well-behaved dogs travel free."]) is None
+    assert definition_term(HOLIDAY_SERVICES, spans[boxing]) is None
+    assert not any(is_lead_in(HOLIDAY_SERVICES, span) for text, span in spans.items() if "Fares" in text)
