@@ -47,6 +47,7 @@ from akm.answer.selection import (
     absent_role,
     answered_kind_terms,
     asks_method,
+    bounds_amount,
     column_band_terms,
     combined_score,
     content_terms,
@@ -62,6 +63,7 @@ from akm.answer.selection import (
     other_duration,
     other_kind,
     other_length,
+    other_noun,
     other_numbered,
     other_variant,
     question_names,
@@ -335,7 +337,7 @@ def check_responsiveness(
         with_context = (
             claim_terms
             | set(content_terms(claim.context))
-            | same_sense_terms(focus.question, f"{claim.heading}\n{claim.context}")
+            | same_sense_terms(focus.question, f"{claim.heading}\n{claim.context}", phrases=False)
             # A band of the passage that holds the asked age or length ("adults aged 65 and over").
             | spanned_duration(focus.question, claim.context)
             | focus.spelled_out(claim.context, claim.heading)
@@ -363,11 +365,15 @@ def check_responsiveness(
                 # "... during the times below" points to the answer without giving it.
                 refers=refers_back(claim.text, focus.question) or refers_ahead(claim.text),
                 typed=focus.answer_type != "any" or asks_method(focus.question),
-                # A number inside a range the claim gives is there ("19 °C" in "18–20 °C").
+                # A number inside a range the claim gives is there ("19 °C" in "18–20 °C"); a yes-or-no
+                # question's amount is answered by a limit on amounts of its unit ("18 months" by
+                # "covered for 12 months only").
                 absent_terms=tuple(
                     term
                     for term in numbers
-                    if term not in with_context and not within_a_range(term, claim.text)
+                    if term not in with_context
+                    and not within_a_range(term, claim.text)
+                    and not bounds_amount(term, focus.question, claim.text)
                 )
                 + tuple(term for term in names if term not in with_context),
                 polar=polar,
@@ -382,6 +388,7 @@ def check_responsiveness(
                 or other_length(focus.question, claim.text)
                 or other_numbered(focus.question, claim.text)
                 or _unmeasured(focus, with_context)
+                or other_noun(focus.question, claim.text)
                 or (unnamed_day(focus.question, claim.text, claim.heading) if polar else None),
                 role=absent_role(focus.question, claim.text, claim.heading),
                 title_only=_title_only(focus, claim.title, claim_terms),

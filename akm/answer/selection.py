@@ -540,7 +540,7 @@ _MONEY_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _MONEY = re.compile(
-    r"[$£€¥₹]\s?\d|\b\d[\d,.]*\s*(?:million|billion|thousand|m|bn|k)?\s*(?:dollars?|pounds?|euros?|pence|cents?|"
+    r"[$£€¥₹]\s?\d|\b(?:USD|GBP|EUR|CAD|AUD)\s?\d|\b\d[\d,.]*\s*(?:million|billion|thousand|m|bn|k)?\s*(?:dollars?|pounds?|euros?|pence|cents?|"
     r"yen|francs?|marks?|rupees?|shillings?|guineas?|kronor|krona|kroner|krone|kronur|zlotys?|złoty|forints?|"
     r"lira|lire|liras|pesos?|yuan|renminbi|rubles?|roubles?|dinars?|dirhams?|baht|ringgits?|rupiah|"
     r"USD|GBP|EUR|SEK|NOK|DKK|CHF|JPY|CNY|INR|CAD|AUD|PLN)\b|\b(?:free of charge|no charge|costs? nothing)\b",
@@ -837,7 +837,7 @@ _PLURAL = re.compile(r"[a-z][a-z'’-]+[^su'’]s|people|children|[a-z]*men")
 _FRACTIONS = frozenset(
     {"halves", "thirds", "quarters", "fifths", "tenths", "hundreds", "thousands", "millions"}
 )
-_CURRENCY_BEFORE = re.compile(r"[$£€¥₹]\s?$")
+_CURRENCY_BEFORE = re.compile(r"(?:[$£€¥₹]|\b(?:USD|GBP|EUR|CAD|AUD))\s?$")
 _NUMBER_BEFORE = re.compile(r"\d\s*$")
 _ITEM_NUMBER = re.compile(r"^\s*\(?\d{1,2}[.)]\s+")
 
@@ -1641,12 +1641,30 @@ _SAME_WORDS: tuple[frozenset[str], ...] = (
     frozenset({"chicken", "hen"}),
     # "what jabs does my cat need" asks for its vaccinations
     frozenset({"jab", "vaccin"}),
+    # "do we still pay" is answered by "fees are payable", "is it refundable" by a refund
+    frozenset({"pay", "payabl"}),
+    frozenset({"refund", "refunda"}),
+    frozenset({"charg", "chargea"}),
 )
 
 
 # Phrases of a question that a word says: "do I get my money back?" asks about a refund.
 _SAME_PHRASES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
     (re.compile(r"\bmoney\s+back\b", re.IGNORECASE), frozenset({"refund"})),
+    # "if both my kids go to the nursery" asks about brothers or sisters who attend it.
+    (
+        re.compile(
+            r"\b(?:both|two|2|all)\s+(?:of\s+)?(?:my|our)\s+(?:kids|children|sons|daughters|boys|girls)\b",
+            re.I,
+        ),
+        frozenset({"broth", "sist", "sibl"}),
+    ),
+    (re.compile(r"\b(?:go|goes|going)\s+to\b", re.IGNORECASE), frozenset({"attend"})),
+    # "can we bring our dog" asks whether it is allowed.
+    (
+        re.compile(r"\b(?:can|may)\s+(?:i|we|you)\s+(?:bring|take)\b", re.IGNORECASE),
+        frozenset({"allow", "permit", "welcom"}),
+    ),
     # "will my bill go up" asks about an increase, "go down" about a fall.
     (re.compile(r"\b(?:go|goes|going|went|gone)\s+up\b", re.IGNORECASE), frozenset({"increas", "rise"})),
     (
@@ -1981,16 +1999,18 @@ def duration_terms(question: str) -> set[str]:
     }
 
 
-def same_sense_terms(question: str, text: str) -> set[str]:
+def same_sense_terms(question: str, text: str, *, phrases: bool = True) -> set[str]:
     """The question's terms that ``text`` says in other words of the same sense ("stopped" as
-    "ended", "dentist" as "dental", "money back" as a refund), as the question's stems."""
+    "ended", "dentist" as "dental", "money back" as a refund), as the question's stems. Without
+    ``phrases``, only words for words: a phrase names the deed asked ("can we bring", "go up"),
+    which the claim must say itself, not another sentence of its passage."""
     asked_stems = {stem(word) for word in _WORD.findall(question)}
     text_stems = {stem(word) for word in _WORD.findall(text)}
     same_said: set[str] = set()
     for same in _SAME_WORDS:
         if text_stems & same:
             same_said |= (asked_stems & same) - text_stems
-    for phrase, words in _SAME_PHRASES:
+    for phrase, words in _SAME_PHRASES if phrases else ():
         match = phrase.search(question)
         if match and text_stems & words:
             same_said |= {stem(word) for word in _WORD.findall(match.group())} - text_stems
@@ -2083,6 +2103,16 @@ _QUANTIFIERS = frozenset(
 _DESCRIBING = frozenset({"little", "tiny", "wee", "usual", "normal", "same", "whole", "actual"})
 
 
+def _counts_units(match: re.Match[str]) -> bool:
+    """Whether a narrowed noun of ``_NARROWED`` is a unit after a number or a rate's word: "a 45
+    min piano lesson" is no "min piano", and "price per hour tennis" asks a rate, not of an hour's
+    kind of tennis."""
+    first = match.group().split()[0].lower()
+    return (first.isdigit() or first in ("per", "each", "every")) and bool(
+        _NUMBER_UNIT.fullmatch(match.group("modifier"))
+    )
+
+
 def other_kind(question: str, claim: str, context: str, heading: str = "") -> str | None:
     """The other kind of thing a claim speaks of, when the question narrows a noun by a word that the
     claim lacks and its passage never puts before that noun, while the claim or its passage gives
@@ -2093,8 +2123,9 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
     for a number (a price, a count, a rate), whose answer differs from one kind to the next, or for
     a person ("Who was the first keeper?" is not answered by "The last keeper, Olof Brandt, ..."); a
     name before the noun ("the Amazon forest") is left to the checks of names, and a possessive
-    ("the team's coach") says whose, not which kind."""
-    if answer_type_of(question) not in ("number", "person"):
+    ("the team's coach") says whose, not which kind. A yes-or-no question's answer differs too
+    ("can I take my electric bike" is not answered by what may be done with folding bikes)."""
+    if answer_type_of(question) not in ("number", "person") and not is_polar_question(question):
         return None
     # What the claim's heading names (a table row's header: "meals per day"), it speaks of.
     in_claim = set(content_terms(f"{claim} {heading}"))
@@ -2105,8 +2136,7 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
         if (
             modifier.lower() in _STOPWORDS
             or noun.lower() in _STOPWORDS
-            # After a number, a unit: "a 45 min piano lesson" is no "min piano".
-            or (match.group().split()[0].isdigit() and _NUMBER_UNIT.fullmatch(modifier))
+            or _counts_units(match)
             or _NUMBER_WORD.fullmatch(noun)
             or not modifier.islower()
             or noun.lower().endswith(("ed", "ing"))
@@ -2136,6 +2166,57 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
                 and stem(before) != stem(noun)
                 and not MONTH.fullmatch(before)
                 and not before.lower().endswith(("'s", "’s", "s'", "s’"))
+            ):
+                return f"{before.lower()} {word} (asked: {modifier.lower()} {noun})"
+    return None
+
+
+# Verbs that follow the subject of a question ("how long does a rollback take"), whose word before
+# is a noun, not a word that narrows one.
+_QUESTION_VERBS = frozenset(
+    {"take", "takes", "cost", "costs", "last", "lasts", "need", "needs", "open", "opens", "close", "closes",
+     "start", "starts", "run", "runs", "work", "works", "go", "goes", "come", "comes", "get", "gets", "have",
+     "has", "make", "makes", "do", "does", "be", "is", "are", "pay", "mean", "means", "happen", "stay",
+     "leave", "finish", "end", "ends", "charge", "use", "weigh", "hold", "fit", "expire", "arrive",
+     # particles of a phrasal verb: "get my deposit back"
+     "back", "up", "down", "out", "off", "away", "over", "in", "on"}
+)  # fmt: skip
+
+
+def _same_noun(word: str, noun: str) -> bool:
+    """Whether ``word`` names ``noun``: the same stem, or one stem of four letters or more starting
+    the other ("members" the "membership")."""
+    said, asked = stem(word), stem(noun)
+    return said == asked or (
+        min(len(said), len(asked)) >= 4 and (said.startswith(asked) or asked.startswith(said))
+    )
+
+
+def other_noun(question: str, claim: str) -> str | None:
+    """The other thing a claim names with the word the question narrows its noun by, when the
+    claim never names that noun: "can I take my electric bike" is not answered by "Electric
+    scooters are not allowed". Returned as "electric scooters (asked: electric bike)"; else None."""
+    said = _WORD.findall(claim)
+    for match in _NARROWED.finditer(question):
+        modifier, noun = match.group("modifier"), match.group("noun")
+        if (
+            not modifier.islower()
+            or len(modifier) < 3
+            or modifier.lower() in _STOPWORDS | _DESCRIBING
+            or noun.lower() in _STOPWORDS | _QUESTION_VERBS
+            or _NUMBER_WORD.fullmatch(noun)
+            or any(_same_noun(word, noun) for word in said)
+            or _counts_units(match)
+        ):
+            continue
+        # The word right after it, with nothing but spaces between ("taxi - D4 form" and a table's
+        # "| Cottons | Cold |" put none after it).
+        for pair in re.finditer(r"\b([A-Za-z][\w'’-]*)[ \t]+([A-Za-z]{3,})\b", claim):
+            before, word = pair.groups()
+            if (
+                stem(before) == stem(modifier)
+                and word.lower() not in _STOPWORDS
+                and not _same_noun(word, noun)
             ):
                 return f"{before.lower()} {word} (asked: {modifier.lower()} {noun})"
     return None
@@ -2524,6 +2605,51 @@ def within_a_range(number: str, text: str) -> bool:
     )
 
 
+# A limit a text puts on an amount ("covered for 12 months only", "up to 3 nights", "aged 25 or
+# over"): the words before the number, and those after its unit.
+_BOUND_BEFORE = re.compile(
+    r"\b(?:up\s+to|within|at\s+(?:least|most)|(?:no|not)\s+(?:more|less|fewer)\s+than|(?:more|less|fewer)\s+than|"
+    r"over|under|maximum(?:\s+of)?|minimum(?:\s+of)?|max|min|(?:the\s+)?first|only)\s+$",
+    re.IGNORECASE,
+)
+_BOUND_AFTER = re.compile(
+    r"\s+(?:only\b|or\s+(?:more|over|above|older|longer|less|fewer|under|younger|below)\b|"
+    r"and\s+(?:over|above|under|below)\b|at\s+(?:most|least)\b|max(?:imum)?\b|min(?:imum)?\b)",
+    re.IGNORECASE,
+)
+_AMOUNT = re.compile(r"\b(\d+(?:\.\d+)?)\s*([A-Za-z]+)")
+
+
+# A yes-or-no clause after what the asker tells ("... after 18 months, is that covered").
+_POLAR_CLAUSE = re.compile(
+    r"\b(?:is|are|was|will|would|can|could|do|does|did|should|must|has|have)\s+"
+    r"(?:i|we|you|he|she|it|they|that|this|there|my|our)\b",
+    re.IGNORECASE,
+)
+_WH_WORD = re.compile(r"\b(?:what|whats|what's|when|where|who|whom|whose|which|why|how)\b", re.IGNORECASE)
+
+
+def bounds_amount(number: str, question: str, text: str) -> bool:
+    """Whether ``text`` puts a limit on an amount of the unit a yes-or-no question gives ``number``
+    in: "covered for 12 months only" answers whether a fault "after 18 months" is covered, by
+    comparing the two. The question's number must stand before its unit ("18 months"); the
+    question asks yes or no from its start, or in a clause of its own ("..., is that covered")."""
+    if not is_polar_question(question) and (_WH_WORD.search(question) or not _POLAR_CLAUSE.search(question)):
+        return False
+    asked = next((unit for value, unit in _AMOUNT.findall(question) if value == number), None)
+    if asked is None or stem(asked) in _STOPWORDS:
+        return False
+    return any(
+        stem(match.group(2)) == stem(asked)
+        and match.group(1) != number
+        and (
+            _BOUND_BEFORE.search(text, 0, match.start()) is not None
+            or _BOUND_AFTER.match(text, match.end()) is not None
+        )
+        for match in _AMOUNT.finditer(text)
+    )
+
+
 def asks_method(question: str) -> bool:
     """Whether the question asks how to do something ("How do I top up the pressure?")."""
     return _HOW_TO_QUESTION.search(question) is not None
@@ -2675,6 +2801,8 @@ class ScoredSentence:
     # Whether the question asks for a kind of answer (a date, a number, ...): then a sentence
     # without one is unlikely to be the answer, however many words it shares.
     typed: bool = False
+    # The question's terms that the sentence or its headings name (what ``lexical`` counts).
+    met: frozenset[str] = frozenset()
 
     @property
     def text(self) -> str:
@@ -2951,6 +3079,7 @@ def score_sentences(
                 and other_day(focus.question, text, heading=_heading_words(item)) is None,
                 new_terms=len(terms - question_terms),
                 typed=focus.answer_type != "any" or asks_method(focus.question),
+                met=frozenset(term for term in focus.weights if term in terms | heading_terms),
             )
         )
     return scored
@@ -3044,15 +3173,14 @@ def select_evidence(question: str, evidence: Sequence[ReadEvidence], embedder: E
     for sentence in ranked:
         if sentence.evidence.row.evidence_id not in kept_ids:
             continue
-        if not chosen or (
-            len(chosen) < MAX_ANSWER_SENTENCES
-            and sentence.score >= chosen[0].score - SECOND_SENTENCE_MARGIN
-            and sentence.new_terms > 0
-            and not _another_entry(chosen[0], sentence, focus)
+        if chosen and (
+            len(chosen) >= MAX_ANSWER_SENTENCES or sentence.score < chosen[0].score - SECOND_SENTENCE_MARGIN
         ):
-            chosen.append(sentence)
-        else:
             break
+        # A runner-up that adds nothing, or is another entry beside the best, is passed over for
+        # the next one that scores nearly as well.
+        if not chosen or (sentence.new_terms > 0 and not _another_entry(chosen[0], sentence, focus)):
+            chosen.append(sentence)
     # In passage order, so two sentences of one passage read as they were written.
     chosen.sort(key=lambda sentence: (sentence.evidence.number, sentence.start))
     renumbered = _renumbered(kept)
@@ -3082,11 +3210,16 @@ def _another_entry(best: ScoredSentence, other: ScoredSentence, focus: QuestionF
     Entries of one table or list are alternatives ("| Silver | £45 |" beside "| Gold | £70 |"): the
     row the question names answers it, the one above it only scores near for sharing the columns.
     A runner-up that names a term the best does not ("Saturday" and "Sunday" both asked) is kept.
+    An entry of another passage is about another thing when it, with its headings, lacks at least
+    twice the weight of the question's terms that ``best`` names as it names that ``best`` lacks
+    (for "my son is 18 months, how much is a full day", the funded hours' row for "children aged 9
+    months to 4 years" beside the fees row of the under 2s, whose columns say "Full day").
     """
-    if best.evidence.row.evidence_id != other.evidence.row.evidence_id:
-        return False
     if not (_is_entry(best) and _is_entry(other)):
         return False
+    if best.evidence.row.evidence_id != other.evidence.row.evidence_id:
+        lost = focus.coverage(set(best.met - other.met))
+        return lost > 0 and lost >= 2 * focus.coverage(set(other.met - best.met))
     asked = set(focus.weights)
     named_best = asked & set(content_terms(best.text))
     named_other = asked & set(content_terms(other.text))
@@ -3117,6 +3250,7 @@ def _moved(sentence: ScoredSentence, kept: Sequence[ReadEvidence]) -> ScoredSent
         type_match=sentence.type_match,
         new_terms=sentence.new_terms,
         typed=sentence.typed,
+        met=sentence.met,
     )
 
 

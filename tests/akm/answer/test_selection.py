@@ -12,6 +12,7 @@ from akm.answer.selection import (
     absent_role,
     answer_type_of,
     answered_kind_terms,
+    bounds_amount,
     columns_of,
     content_terms,
     counted_noun,
@@ -26,6 +27,7 @@ from akm.answer.selection import (
     other_duration,
     other_kind,
     other_length,
+    other_noun,
     other_numbered,
     question_focus,
     read_as_typed,
@@ -2342,3 +2344,156 @@ def test_going_up_is_an_increase() -> None:
     assert same_sense_terms(question, increase) >= {"go"}
     assert "go" not in same_sense_terms(question, "Your bill is sent on the 1st of each month.")
     assert same_sense_terms("will the price go down", "Prices fall in January.") >= {"go"}
+
+
+def test_siblings_attending_and_bringing_in_the_asker_s_words() -> None:
+    siblings = "When two or more brothers or sisters attend at the same time, we take 10% off the fees."
+    question = "is there a discount if both my kids go to little wrens"
+    assert same_sense_terms(question, siblings) >= {"kid", "go"}
+    assert "kid" not in same_sense_terms(question, "The nursery is open 7:30am to 6pm.")
+    dogs = "Dogs are not allowed in the bell tents, the shower block or the farm shop."
+    assert "bring" in same_sense_terms("can we bring our dog in the bell tent", dogs)
+    assert "bring" not in same_sense_terms("can we bring our dog in the bell tent", "Dogs cost £3 a night.")
+    payable = "Fees are payable in full for days your child is absent because of family holidays."
+    assert "pay" in same_sense_terms("do we still pay nursery fees when were away on holiday", payable)
+    # "bank hol" is a bank holiday.
+    focus = question_focus("can we do 2 nights over the may bank hol weekend")
+    assert "holiday" in focus.weights or stem("holiday") in focus.weights
+
+
+def test_a_limit_on_amounts_of_the_asked_unit_answers_a_yes_or_no_question() -> None:
+    question = "non stick peeling off after 18 months, i did register it, is that covered under warranty"
+    covered = "The baskets are covered for 12 months only against peeling, whether or not you register."
+    assert bounds_amount("18", question, covered)
+    # Another unit, no limit, or a question that asks for the amount itself is no such comparison.
+    assert not bounds_amount("18", question, "The baskets are covered for 12 weeks only.")
+    assert not bounds_amount("18", question, "The baskets cost £24.99 for 12 months.")
+    assert not bounds_amount("18", "how much is cover for 18 months", "Cover lasts up to 12 months.")
+    focus = question_focus(question)
+    claim = (
+        "The baskets are covered for 12 months only against peeling or wear of the non-stick coating, "
+        "whether or not you register."
+    )
+    verdict = check_responsiveness(focus, [_claim(claim, f"Warranty\n\n{claim}")], None)
+    assert "not in its passage" not in verdict.reason, verdict.reason
+    assert verdict.responsive, verdict.reason
+    unbounded = claim.replace(" only", "")
+    verdict = check_responsiveness(focus, [_claim(unbounded, f"Warranty\n\n{unbounded}")], None)
+    assert "the question's 18 not in its passage" in verdict.reason, verdict.reason
+
+
+def test_a_price_after_its_currency_code_counts_nothing() -> None:
+    question = "how many books can i reserve at once at the library"
+    assert not fills_answer_type("| Inter-library loan (item not in stock) | GBP 4.50 |", "number", question)
+    assert fills_answer_type("You can reserve up to 10 books at a time.", "number", question)
+    assert fills_answer_type("| Printing, A4 colour | GBP 0.60 |", "number", "how much is colour printing")
+
+
+class _SimilarityByWord:
+    """Embeds the question as (1, 0) and a text holding one of ``similar``'s words at its cosine."""
+
+    def __init__(self, question: str, similar: dict[str, float]) -> None:
+        self.question, self.similar = question, similar
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        vectors = []
+        for text in texts:
+            cosine = (
+                1.0
+                if text == self.question
+                else next((value for word, value in self.similar.items() if word in text), 0.2)
+            )
+            vectors.append([cosine, (1 - cosine * cosine) ** 0.5])
+        return vectors
+
+
+def test_a_row_of_another_table_that_names_less_of_the_question_is_not_quoted_beside_the_best() -> None:
+    fees = (
+        "| Age band | Full day (7:30am - 6:00pm) | Morning session (7:30am - 1:00pm) |\n| --- | --- | --- |\n"
+        "| Under 2 years (Robins) | £72.00 | £42.00 |\n| 2 to 3 years (Finches) | £66.00 | £38.00 |"
+    )
+    funded = (
+        "| Entitlement | Who can get it | Hours |\n| --- | --- | --- |\n| Working parents - 30 hours | Children "
+        "aged 9 months to 4 years whose parents each earn at least the equivalent of 16 hours a week and less "
+        "than £100,000 a year. | 30 hours a week |\n\nA full day uses 10.5 funded hours. Codes are reconfirmed "
+        "every 3 months."
+    )
+    question = "my son is 18 months how much is a full day at little wrens"
+    nursery = "Little Wrens Day Nursery"
+    selection = select_evidence(
+        question,
+        [_read(1, fees, (nursery, "3. Fees")), _read(2, funded, (nursery, "4. Government-funded hours"))],
+        cast(Any, _SimilarityByWord(question, {"Working": 0.5, "Robins": 0.26})),
+    )
+    # The funded hours' row scores near the fees row (a money figure, and "children" for "son"),
+    # but lacks the full day, the 18 and the months that the fees row's columns and band name.
+    runner_up = selection.ranked[1]
+    assert "Working parents" in runner_up.text
+    assert runner_up.score >= selection.ranked[0].score - 0.1
+    assert [sentence.text for sentence in selection.sentences] == [
+        "| Under 2 years (Robins) | £72.00 | £42.00 |"
+    ]
+
+
+def test_a_runner_up_passed_over_as_another_entry_leaves_room_for_the_next() -> None:
+    joining = (
+        "Library membership is FREE for anyone who lives, works or studies in Ravensford Borough.\n\n"
+        "- Your card works at all Ravensford libraries and the mobile library.\n"
+        "- Your first library card is free."
+    )
+    question = "i dont live in ravensford can i still get a library card"
+    similar = {"works at": 0.66, "first": 0.64, "FREE": 0.62}
+    selection = select_evidence(
+        question,
+        [_read(1, joining, ("Ravensford Libraries", "1. Who can join"))],
+        cast(Any, _SimilarityByWord(question, similar)),
+    )
+    # The first card's item is another entry beside the best one (it names no term the best
+    # lacks); the sentence after it in the ranking, on who may join, names where one lives.
+    assert [sentence.text for sentence in selection.ranked[:3]] == [
+        "Your card works at all Ravensford libraries and the mobile library.",
+        "Your first library card is free.",
+        "Library membership is FREE for anyone who lives, works or studies in Ravensford Borough.",
+    ]
+    assert {sentence.text for sentence in selection.sentences} == {
+        "Your card works at all Ravensford libraries and the mobile library.",
+        "Library membership is FREE for anyone who lives, works or studies in Ravensford Borough.",
+    }
+
+
+def test_another_thing_of_the_asked_word_or_another_kind_answers_no_yes_or_no_question() -> None:
+    question = "can i take my electric bike on the x5 coach"
+    scooters = "Electric scooters (e-scooters) are not allowed on any of our vehicles, even when folded."
+    assert other_noun(question, scooters) == "electric scooters (asked: electric bike)"
+    assert other_noun(question, "Electric bikes are carried free.") is None
+    # A verb or a particle after the noun asked is no kind of it; "members" names a membership.
+    assert other_noun("How long does a rollback take?", "A rollback switches traffic back.") is None
+    assert other_noun("can i get my deposit back", "Your deposit is refunded in 10 days.") is None
+    assert other_noun("if im on a student membership", "Student members cannot bring guests.") is None
+    # Only the word right after it counts, with nothing but spaces between.
+    medical = "| Driver medical (HGV, bus or taxi - D4 form) | £120 |"
+    assert other_noun("how much for the medical for my taxi licence", medical) is None
+    assert other_noun("how long does a cottons wash take", "| Cottons | Cold – 90 °C | 3:15 |") is None
+    # Folding bikes are another kind than the electric bike a yes-or-no question asks about.
+    passage = "Local routes: folding bikes only. X5 coach: up to 2 bikes in the rear rack, free of charge."
+    assert other_kind(question, "X5 coach: up to 2 bikes in the rear rack, free of charge.", passage) == (
+        "folding bikes (asked: electric bike)"
+    )
+    # "per hour" asks a rate: no hour's kind of tennis.
+    assert (
+        other_kind("floodlights price per hour tennis", "Floodlights cost £4 per court.", "LAWN TENNIS CLUB")
+        is None
+    )
+
+
+def test_a_phrase_of_the_question_is_said_by_the_claim_not_another_sentence_of_its_passage() -> None:
+    question = "can i take my electric bike on the x5 coach"
+    passage = "X5 coach: up to 2 bikes in the rear rack, free of charge. Electric scooters are not allowed."
+    assert "take" in same_sense_terms(question, passage)
+    assert "take" not in same_sense_terms(question, passage, phrases=False)
+    verdict = check_responsiveness(
+        question_focus(question),
+        [_claim("X5 coach: up to 2 bikes in the rear rack, free of charge.", passage)],
+        None,
+    )
+    assert not verdict.responsive, verdict.reason
