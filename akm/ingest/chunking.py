@@ -112,9 +112,7 @@ def _plain_title_lines(lines: list[str]) -> dict[int, int]:
         titles[first] = 1
     ruled = {index: level for index in range(len(lines)) if (level := _ruled_title_level(lines, index))}
     titles.update(ruled)
-    # A section title without rules stands below the ruled ones ("DOGS" under "5. ON BOARD" between
-    # lines of dashes), so that the next ruled title ends its section.
-    level = max([2 if titles.get(first) == 1 else 1, *(ruled_level + 1 for ruled_level in ruled.values())])
+    plain: list[int] = []
     for index, line in enumerate(lines):
         if index in titles or not line.strip() or (index and lines[index - 1].strip()):
             continue
@@ -128,7 +126,13 @@ def _plain_title_lines(lines: list[str]) -> dict[int, int]:
             and is_plain_title(line, body)
             and not is_plain_title(body, "")
         ):
-            titles[index] = level
+            plain.append(index)
+    # One that opens the text titles it ("FERNCLIFFE ROAD ALLOTMENT SOCIETY" over its subtitle);
+    # the others stand below the ruled titles ("DOGS" under "5. ON BOARD" between lines of dashes),
+    # so that the next ruled title ends their section.
+    top = titles.get(first) == 1 or first in plain
+    level = max([2 if top else 1, *(ruled_level + 1 for ruled_level in ruled.values())])
+    titles.update({index: 1 if index == first else level for index in plain})
     return titles
 
 

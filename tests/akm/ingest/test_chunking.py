@@ -214,3 +214,31 @@ def test_a_plain_text_s_title_block_over_a_rule_and_its_sections_under_ruled_one
     # Five lines or more over the rule are text, not a title's block.
     long_block = "A\nB\nC\nD\nE\n=====\n\nText here.\n"
     assert plain_text_title(long_block) is None
+
+
+RULES = """FERNCLIFFE ROAD ALLOTMENT SOCIETY
+Rules, Rents and Charges for Plot Holders - 2025/26 Season
+
+Secretary: Margaret Doyle.
+
+------------------------------------
+1. PLOT SIZES AND ANNUAL RENTS
+------------------------------------
+
+A full plot is 250 square metres.
+
+WATER
+  Hosepipes must have a trigger nozzle.
+"""
+
+
+def test_a_plain_title_opening_the_text_titles_it_above_ruled_sections() -> None:
+    # The opening line titles the text though its subtitle follows it; a title without rules further
+    # on ("WATER") is a part of the ruled section above it.
+    title = "FERNCLIFFE ROAD ALLOTMENT SOCIETY"
+    assert plain_text_title(RULES) == title
+    assert [chunk.heading_path for chunk in chunk_text(RULES, markdown=False)] == [
+        (title,),
+        (title, "1. PLOT SIZES AND ANNUAL RENTS"),
+        (title, "1. PLOT SIZES AND ANNUAL RENTS", "WATER"),
+    ]
