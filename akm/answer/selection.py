@@ -2103,6 +2103,18 @@ _QUANTIFIERS = frozenset(
 _DESCRIBING = frozenset({"little", "tiny", "wee", "usual", "normal", "same", "whole", "actual"})
 
 
+# Verbs that follow the subject of a question ("how long does a rollback take"), whose word before
+# is a noun, not a word that narrows one.
+_QUESTION_VERBS = frozenset(
+    {"take", "takes", "cost", "costs", "last", "lasts", "need", "needs", "open", "opens", "close", "closes",
+     "start", "starts", "run", "runs", "work", "works", "go", "goes", "come", "comes", "get", "gets", "have",
+     "has", "make", "makes", "do", "does", "be", "is", "are", "pay", "mean", "means", "happen", "stay",
+     "leave", "finish", "end", "ends", "charge", "use", "weigh", "hold", "fit", "expire", "arrive",
+     # particles of a phrasal verb: "get my deposit back"
+     "back", "up", "down", "out", "off", "away", "over", "in", "on"}
+)  # fmt: skip
+
+
 def _counts_units(match: re.Match[str]) -> bool:
     """Whether a narrowed noun of ``_NARROWED`` is a unit after a number or a rate's word: "a 45
     min piano lesson" is no "min piano", and "price per hour tennis" asks a rate, not of an hour's
@@ -2135,7 +2147,7 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
         modifier, noun = match.group("modifier"), match.group("noun")
         if (
             modifier.lower() in _STOPWORDS
-            or noun.lower() in _STOPWORDS
+            or noun.lower() in _STOPWORDS | _QUESTION_VERBS
             or _counts_units(match)
             or _NUMBER_WORD.fullmatch(noun)
             or not modifier.islower()
@@ -2169,18 +2181,6 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
             ):
                 return f"{before.lower()} {word} (asked: {modifier.lower()} {noun})"
     return None
-
-
-# Verbs that follow the subject of a question ("how long does a rollback take"), whose word before
-# is a noun, not a word that narrows one.
-_QUESTION_VERBS = frozenset(
-    {"take", "takes", "cost", "costs", "last", "lasts", "need", "needs", "open", "opens", "close", "closes",
-     "start", "starts", "run", "runs", "work", "works", "go", "goes", "come", "comes", "get", "gets", "have",
-     "has", "make", "makes", "do", "does", "be", "is", "are", "pay", "mean", "means", "happen", "stay",
-     "leave", "finish", "end", "ends", "charge", "use", "weigh", "hold", "fit", "expire", "arrive",
-     # particles of a phrasal verb: "get my deposit back"
-     "back", "up", "down", "out", "off", "away", "over", "in", "on"}
-)  # fmt: skip
 
 
 def _same_noun(word: str, noun: str) -> bool:

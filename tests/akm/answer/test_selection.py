@@ -2479,6 +2479,9 @@ def test_another_thing_of_the_asked_word_or_another_kind_answers_no_yes_or_no_qu
     assert other_kind(question, "X5 coach: up to 2 bikes in the rear rack, free of charge.", passage) == (
         "folding bikes (asked: electric bike)"
     )
+    # "the bakery open" is no kind of opening.
+    hours = "| Bank holidays | 9:00am - 1:00pm | (including bank holiday Mondays) |"
+    assert other_kind("is the bakery open on bank holiday monday", hours, "Mondays OPENING closed") is None
     # "per hour" asks a rate: no hour's kind of tennis.
     assert (
         other_kind("floodlights price per hour tennis", "Floodlights cost £4 per court.", "LAWN TENNIS CLUB")
