@@ -2195,7 +2195,11 @@ def _same_noun(word: str, noun: str) -> bool:
 def other_noun(question: str, claim: str) -> str | None:
     """The other thing a claim names with the word the question narrows its noun by, when the
     claim never names that noun: "can I take my electric bike" is not answered by "Electric
-    scooters are not allowed". Returned as "electric scooters (asked: electric bike)"; else None."""
+    scooters are not allowed". Returned as "electric scooters (asked: electric bike)"; else None.
+    Only for a yes-or-no question: asked for a price ("how much if I miss a private dentist appt"),
+    "Private patients: ... charged at £30" gives the private dentist's charge."""
+    if not is_polar_question(question):
+        return None
     said = _WORD.findall(claim)
     for match in _NARROWED.finditer(question):
         modifier, noun = match.group("modifier"), match.group("noun")

@@ -2472,8 +2472,11 @@ def test_another_thing_of_the_asked_word_or_another_kind_answers_no_yes_or_no_qu
     assert other_noun("if im on a student membership", "Student members cannot bring guests.") is None
     # Only the word right after it counts, with nothing but spaces between.
     medical = "| Driver medical (HGV, bus or taxi - D4 form) | £120 |"
-    assert other_noun("how much for the medical for my taxi licence", medical) is None
-    assert other_noun("how long does a cottons wash take", "| Cottons | Cold – 90 °C | 3:15 |") is None
+    assert other_noun("can i get a medical for my taxi licence", medical) is None
+    assert other_noun("does a cottons wash take long", "| Cottons | Cold – 90 °C | 3:15 |") is None
+    # Only for a yes-or-no question.
+    missed = "Private patients: appointments missed will be charged at £30 for every 15 minutes."
+    assert other_noun("how much do they charge if i miss a private dentist appt", missed) is None
     # Folding bikes are another kind than the electric bike a yes-or-no question asks about.
     passage = "Local routes: folding bikes only. X5 coach: up to 2 bikes in the rear rack, free of charge."
     assert other_kind(question, "X5 coach: up to 2 bikes in the rear rack, free of charge.", passage) == (
