@@ -68,6 +68,9 @@ PASSAGE_RELATIVE_FLOOR = 0.75
 # A sentence with fewer words than this is a fragment (a caption, a heading), not an answer.
 MIN_SENTENCE_WORDS = 4
 MAX_ANSWER_SENTENCES = 2
+# The share of the question an entry of another passage lacks, of what the best entry names, that
+# makes it an entry about another thing (see `_another_entry`).
+ANOTHER_ENTRY_LOSS = 0.25
 # A second sentence joins the first only when it scores nearly as well.
 SECOND_SENTENCE_MARGIN = 0.10
 NEAR_EMPTY_WORDS = 8
@@ -3214,16 +3217,18 @@ def _another_entry(best: ScoredSentence, other: ScoredSentence, focus: QuestionF
     Entries of one table or list are alternatives ("| Silver | £45 |" beside "| Gold | £70 |"): the
     row the question names answers it, the one above it only scores near for sharing the columns.
     A runner-up that names a term the best does not ("Saturday" and "Sunday" both asked) is kept.
-    An entry of another passage is about another thing when it, with its headings, lacks at least
-    twice the weight of the question's terms that ``best`` names as it names that ``best`` lacks
-    (for "my son is 18 months, how much is a full day", the funded hours' row for "children aged 9
-    months to 4 years" beside the fees row of the under 2s, whose columns say "Full day").
+    An entry of another passage is about another thing when it, with its headings, lacks a quarter
+    or more of the question's weight that ``best`` names, and at least twice what it names that
+    ``best`` lacks (for "my son is 18 months, how much is a full day", the funded hours' row for
+    "children aged 9 months to 4 years" beside the fees row of the under 2s, whose columns say "Full
+    day"); lacking less, it may be the exception to the best ("Giant dogs over 40 kg: solo walks
+    only" beside the group walk's row, for a 45 kg dog).
     """
     if not (_is_entry(best) and _is_entry(other)):
         return False
     if best.evidence.row.evidence_id != other.evidence.row.evidence_id:
         lost = focus.coverage(set(best.met - other.met))
-        return lost > 0 and lost >= 2 * focus.coverage(set(other.met - best.met))
+        return lost >= ANOTHER_ENTRY_LOSS and lost >= 2 * focus.coverage(set(other.met - best.met))
     asked = set(focus.weights)
     named_best = asked & set(content_terms(best.text))
     named_other = asked & set(content_terms(other.text))
