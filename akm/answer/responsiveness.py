@@ -289,6 +289,9 @@ def _other_row(focus: QuestionFocus, claim: ClaimInContext, with_context: set[st
         return None
     cells = [cell.strip() for cell in text.strip("|").split("|")]
     key = cells[0] if cells else ""
+    if key and not re.search(r"\w", key):
+        # A list set out as a table ("| • | Storm damage to fences. |") keys its rows by no mark.
+        key = next((cell for cell in cells[1:] if re.search(r"\w", cell)), "")
     if not key:
         return None
     missing = [term for term in focus.weights if term not in with_context]

@@ -308,6 +308,13 @@ _STOPWORDS = frozenset(
         "wouldnt",
         "hasnt",
         "havent",
+        "hadnt",
+        "werent",
+        "mustnt",
+        "neednt",
+        "theyll",
+        "youll",
+        "itll",
         # "got burgled", "none of the buttons work": no topic.
         "got",
         "none",
@@ -332,6 +339,22 @@ _STOPWORDS = frozenset(
         "pls",
         "plz",
         "thx",
+        # "wat do i do", "whats gonna happen".
+        "wat",
+        "wot",
+        "wats",
+        "gonna",
+        "gotta",
+        # Words that stress what is said, not what it is about: "broadband totally down, still not
+        # fixed".
+        "totally",
+        "completely",
+        "really",
+        "literally",
+        "actually",
+        "still",
+        "even",
+        "already",
     ]
 )
 # A number keeps its inner separators ("4.2", "12,000") but not a sentence's full stop or comma
@@ -1291,7 +1314,16 @@ class QuestionFocus:
 
 _DURATION_QUESTION = re.compile(r"\bhow (?:long|soon)\b", re.IGNORECASE)
 # When the one asking says a thing happened ("got burgled last night"): no topic of the question.
-_TOLD_WHEN = re.compile(r"\b(?:last night|this morning|earlier today|yesterday)\b", re.IGNORECASE)
+_TOLD_WHEN = re.compile(
+    r"\b(?:last night|this (?:morning|afternoon|evening)|(?:earlier\s+)?today|tonight|yesterday)\b",
+    re.IGNORECASE,
+)
+# How the one asking came to know it ("just found out I'm pregnant", "the dentist says I need a
+# crown"): no topic of the question.
+_TOLD_HOW = re.compile(r"\b(?:(?:just\s+)?found\s+out|says|said|reckons|told\s+(?:me|us))\b", re.IGNORECASE)
+# Words that say a thing is of the everyday kind: "can I put normal plastic bags in the caddy" asks
+# about plastic bags.
+_EVERYDAY = frozenset({"normal", "usual", "ordinary", "actual"})
 # What answers a "how long": a number of units of time or of length, a span between two years, or
 # how long something lasts up to ("until 31 March", "overnight").
 _DURATION = re.compile(
@@ -1315,13 +1347,13 @@ def question_focus(question: str) -> QuestionFocus:
     tells one topic from another, while short common words match almost any passage.
     """
     weights: dict[str, float] = {}
-    words = _WORD.findall(_TOLD_WHEN.sub(" ", question))
+    words = _WORD.findall(_TOLD_HOW.sub(" ", _TOLD_WHEN.sub(" ", question)))
     duration = bool(_DURATION_QUESTION.search(question))
     # "In what year did ...": the word the question asks with, not what it is about.
     dated = _DATE_QUESTION.search(question)
     asked_with = dated.group().split()[-1].lower() if dated and len(dated.group().split()) > 1 else None
     for index, word in enumerate(words):
-        if word.lower() in _STOPWORDS or (
+        if word.lower() in _STOPWORDS | _EVERYDAY or (
             index and words[index - 1].isdigit() and word.lower() in _ORDINAL_ENDINGS
         ):
             continue
@@ -1336,9 +1368,10 @@ def question_focus(question: str) -> QuestionFocus:
             continue  # "which night of the week": it asks for a day, the week is no topic
         if duration and (
             (word.lower() in ("long", "soon") and index > 0 and words[index - 1].lower() == "how")
-            or word.lower() in {"take", "takes", "took", "last", "lasts", "lasted"}
+            or word.lower() in {"take", "takes", "took", "last", "lasts", "lasted", "get", "gets"}
         ):
-            continue  # "how long does a rollback take?": the question's phrase, not its topic
+            # "how long does a rollback take?", "how long do I get": the question's phrase, not its topic
+            continue
         weight = 1.0
         if (index > 0 and word[:1].isupper()) or _NUMBER.search(word):
             weight = 2.0
@@ -1631,9 +1664,13 @@ _SAME_WORDS: tuple[frozenset[str], ...] = (
     # "a second driver" is an additional one
     frozenset({"additio", "second", "extra", "anoth"}),
     # "my son" is the "your child" of a school's letter
-    frozenset({"child", "childr", "son", "daught", "kid"}),
-    # "bring a friend" is bringing a guest
-    frozenset({"friend", "guest"}),
+    frozenset({"child", "childr", "son", "daught", "kid", "boy", "girl"}),
+    # "bring a friend" or "a mate" is bringing a guest
+    frozenset({"friend", "mate", "guest"}),
+    # "got an uber home" took a taxi
+    frozenset({"taxi", "uber", "cab", "minicab"}),
+    # "a parking fine" is a penalty charge (notice)
+    frozenset({"fine", "penalty", "pcn"}),
     # "when do we have to leave" asks when to depart
     frozenset({"leav", "depart", "departu"}),
     # "the dentist" is the dental practice whose page it is
@@ -1648,12 +1685,19 @@ _SAME_WORDS: tuple[frozenset[str], ...] = (
     frozenset({"pay", "payabl"}),
     frozenset({"refund", "refunda"}),
     frozenset({"charg", "chargea"}),
+    # "the light is flashing orange" is the guide's amber light
+    frozenset({"orang", "amber"}),
 )
 
 
 # Phrases of a question that a word says: "do I get my money back?" asks about a refund.
 _SAME_PHRASES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
-    (re.compile(r"\bmoney\s+back\b", re.IGNORECASE), frozenset({"refund"})),
+    # "do I get any money back" is answered by a refund, compensation or a credit; "can I claim it
+    # back" too.
+    (
+        re.compile(r"\bmoney\s+back\b|\bclaim\s+(?:it|that|this|them)\s+back\b", re.IGNORECASE),
+        frozenset({"refund", "compens", "credit", "reimburs"}),
+    ),
     # "if both my kids go to the nursery" asks about brothers or sisters who attend it.
     (
         re.compile(
@@ -1673,6 +1717,39 @@ _SAME_PHRASES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
     (
         re.compile(r"\b(?:go|goes|going|went|gone)\s+down\b", re.IGNORECASE),
         frozenset({"decreas", "reduc", "fall"}),
+    ),
+    # "do I get money off", "50% off", "the cheaper amount" ask about a discount.
+    (
+        re.compile(r"\bmoney\s+off\b|\d+\s*%\s*off\b|\bcheaper\b", re.IGNORECASE),
+        frozenset({"discoun", "reduc", "reducti"}),
+    ),
+    # "the dog chewed the sofa": damage by pets.
+    (re.compile(r"\b(?:dog|cat|puppy|kitten)s?\b", re.IGNORECASE), frozenset({"pet"})),
+    # "can I freeze it without paying" asks whether that is free.
+    (
+        re.compile(r"\b(?:without\s+(?:paying|payment|a\s+fee|charge)|for\s+free)\b", re.IGNORECASE),
+        frozenset({"free"}),
+    ),
+    # "if I pay the whole year up front" asks about paying in advance, or annually.
+    (re.compile(r"\bup[\s-]?front\b", re.IGNORECASE), frozenset({"advanc", "annual"})),
+    # "didn't turn up to my class" is a no-show.
+    (
+        re.compile(r"\b(?:did\s*n['’]?t|did\s+not|not|never)\s+(?:turn|show)(?:ed|ing|s)?\s+up\b", re.I),
+        frozenset({"no-show", "noshow"}),
+    ),
+    # "they didn't empty my bin" is a missed collection.
+    (
+        re.compile(
+            r"\b(?:did\s*n['’]?t|did\s+not|was\s*n['’]?t|was\s+not|were\s*n['’]?t|were\s+not|not|never)\s+"
+            r"(?:been\s+)?(?:empt(?:y|ied)|collect(?:ed)?|picked\s+up)\b",
+            re.IGNORECASE,
+        ),
+        frozenset({"miss"}),
+    ),
+    # "can I put plastic bags in the caddy" asks whether they are accepted there.
+    (
+        re.compile(r"\b(?:can|may|could)\s+(?:i|we|you)\s+(?:put|chuck|throw)\b", re.IGNORECASE),
+        frozenset({"accept", "allow", "permit"}),
     ),
 )
 
@@ -2112,7 +2189,7 @@ _QUESTION_VERBS = frozenset(
     {"take", "takes", "cost", "costs", "last", "lasts", "need", "needs", "open", "opens", "close", "closes",
      "start", "starts", "run", "runs", "work", "works", "go", "goes", "come", "comes", "get", "gets", "have",
      "has", "make", "makes", "do", "does", "be", "is", "are", "pay", "mean", "means", "happen", "stay",
-     "leave", "finish", "end", "ends", "charge", "use", "weigh", "hold", "fit", "expire", "arrive",
+     "leave", "finish", "end", "ends", "charge", "use", "weigh", "hold", "fit", "expire", "arrive", "wear",
      # particles of a phrasal verb: "get my deposit back"
      "back", "up", "down", "out", "off", "away", "over", "in", "on"}
 )  # fmt: skip
@@ -2146,6 +2223,9 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
     in_claim = set(content_terms(f"{claim} {heading}"))
     said = _WORD.findall(f"{claim} {context} {heading}")
     pairs = [(stem(before), stem(word)) for before, word in pairwise(said)]
+    # "they didn't empty my blue bin" asks about a missed bin: a word the question says in other
+    # words names no other kind.
+    asked_otherwise = {word for phrase, words in _SAME_PHRASES if phrase.search(question) for word in words}
     for match in _NARROWED.finditer(question):
         modifier, noun = match.group("modifier"), match.group("noun")
         if (
@@ -2179,6 +2259,7 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
                 and before.lower() not in _QUANTIFIERS
                 and not _NUMBER_WORD.fullmatch(before)
                 and stem(before) != stem(noun)
+                and stem(before) not in asked_otherwise
                 and not MONTH.fullmatch(before)
                 and not before.lower().endswith(("'s", "’s", "s'", "s’"))
             ):
@@ -2329,6 +2410,8 @@ _VARIANTS: tuple[frozenset[str], ...] = (
                "black", "grey", "gray", "brown", "turquoise", "magenta", "cyan"}),
     frozenset({"bronze", "silver", "gold", "platinum"}),
 )  # fmt: skip
+# Names of one colour: a flashing orange light is the guide's amber one.
+_SAME_VARIANT = {"amber": "orange", "gray": "grey", "violet": "purple"}
 
 
 # A noun and the number that picks one of its kind: "stage 6", "yr 4", "zone 2"; and a run of them,
@@ -2400,8 +2483,10 @@ def other_variant(question: str, claim: str, heading: str = "") -> str | None:
     """The other colour (or tier: bronze, silver, gold) a claim speaks of, when the question names one
     that neither the claim nor its heading names ("What does a solid green light mean?" is not answered
     by "Solid blue: WPS pairing successful"). Returned as "blue (asked: green)"; None otherwise."""
-    asked_words = {word.lower() for word in _WORD.findall(question)}
-    said_words = {word.lower() for word in _WORD.findall(f"{claim} {heading}")}
+    asked_words = {_SAME_VARIANT.get(word.lower(), word.lower()) for word in _WORD.findall(question)}
+    said_words = {
+        _SAME_VARIANT.get(word.lower(), word.lower()) for word in _WORD.findall(f"{claim} {heading}")
+    }
     for variants in _VARIANTS:
         asked = asked_words & variants
         said = said_words & variants

@@ -29,6 +29,7 @@ from akm.answer.selection import (
     other_length,
     other_noun,
     other_numbered,
+    other_variant,
     question_focus,
     read_as_typed,
     same_sense_terms,
@@ -1850,6 +1851,19 @@ def test_a_short_stem_keeps_its_ate() -> None:
     assert stem("dated") != stem("dent") and stem("rates") == "rate" and stem("updated").startswith("updat")
 
 
+def test_a_list_set_out_as_a_table_keys_its_rows_by_their_words() -> None:
+    # A PDF's bullet list comes out as a table whose first cells are the bullets.
+    rows = "| • | Wear and tear, rust or rot. |\n| --- | --- |\n| • | Storm or flood damage to fences, gates and hedges. |"
+    _, reason = _responds(
+        "fence blown down in the storm am i covered",
+        "| • | Storm or flood damage to fences, gates and hedges. |",
+        context=rows,
+        heading="What is not covered",
+        columns="| • | Wear and tear, rust or rot. |",
+    )
+    assert "speaks of another kind" not in reason, reason
+
+
 @pytest.mark.parametrize(
     ("question", "row", "other"),
     [
@@ -2359,6 +2373,95 @@ def test_siblings_attending_and_bringing_in_the_asker_s_words() -> None:
     # "bank hol" is a bank holiday.
     focus = question_focus("can we do 2 nights over the may bank hol weekend")
     assert "holiday" in focus.weights or stem("holiday") in focus.weights
+
+
+def test_how_the_asker_knows_and_everyday_words_are_no_topic() -> None:
+    # "found out", "says": how the one asking knows it, not what it is about.
+    assert set(question_focus("dentist says i need a crown how much is it on the nhs").weights) == {
+        stem("dentist"),
+        stem("need"),
+        stem("crown"),
+        stem("nhs"),
+    }
+    pregnant = question_focus("just found out im pregnant can i freeze my membership")
+    assert stem("found") not in pregnant.weights and stem("pregnant") in pregnant.weights
+    assert stem("normal") not in question_focus("can i put normal plastic bags in the food caddy").weights
+    # Words as typed on a phone: "wat do i do", "whats gonna happen".
+    assert set(question_focus("router light flashing orange wat do i do").weights) == {
+        stem("router"),
+        stem("light"),
+        stem("flashing"),
+        stem("orange"),
+    }
+    assert stem("gonna") not in question_focus("didnt turn up to 3 classes whats gonna happen").weights
+    # "how long do I get": the question's phrase; "theyll" as typed for "they'll".
+    assert set(question_focus("how long do i get to appeal to the tribunal").weights) == {
+        stem("appeal"),
+        stem("tribunal"),
+    }
+    assert stem("theyll") not in question_focus("whats the most theyll pay for one ring").weights
+    # "can my daughter wear goggles": the daughter does the wearing, no kind of wear.
+    goggles = "Goggles are allowed from Stage 3 upwards; they are not worn in Stages 1 and 2."
+    assert (
+        other_kind("can my daughter wear goggles in stage 2", goggles, f"You must wear a swim hat. {goggles}")
+        is None
+    )
+    # "totally", "still": stress, no topic.
+    assert set(question_focus("broadband totally down and still not fixed").weights) == {
+        stem("broadband"),
+        stem("fixed"),
+    }
+    # "the last bus tonight": the bus is a topic, tonight is when.
+    assert set(question_focus("what time is the last bus tonight").weights) == {stem("last"), "bus"}
+
+
+def test_everyday_phrases_say_what_the_document_words_differently() -> None:
+    pairs = [
+        ("can i freeze it without paying", "If you are pregnant you can freeze free of charge.", "without"),
+        (
+            "on the care plan do i get money off whitening",
+            "The 10% discount does not apply to whitening.",
+            "money",
+        ),
+        ("if i pay the whole yr up front", "Annual memberships cost the same as 10 months.", "front"),
+        ("didnt turn up to 3 classes whats gonna happen", "A no-show counts as a strike.", "turn"),
+        ("bin men didnt empty my blue bin", "Report a missed bin within 2 working days.", "empty"),
+        ("can i put plastic bags in the food caddy", "Plastic bags are NOT accepted.", "put"),
+        ("can i bring a mate to the gym", "Anytime Plus members get 2 guest passes a month.", "mate"),
+        (
+            "got an uber home, can i claim it back",
+            "Taxis booked without asking staff are not refunded.",
+            "uber",
+        ),
+        ("still not fixed, do i get any money back", "You are automatically credited £9.50 a day.", "money"),
+        ("my boy is 15 can he come to the gym", "Juniors: children aged 14-15 may use the gym.", "boy"),
+        ("got a taxi home, can i claim it back", "Taxis are refunded if staff booked them.", "claim"),
+        ("got a bus lane fine in the post", "The penalty charge is £70.", "fine"),
+        ("how long to pay the cheaper amount", "Pay within 14 days for a 50% discount.", "cheaper"),
+        ("dog chewed the sofa does home insurance pay", "We do not cover damage by pets chewing.", "dog"),
+    ]
+    for question, text, term in pairs:
+        assert stem(term) in same_sense_terms(question, text), (question, text)
+        assert stem(term) not in same_sense_terms(question, "Opening hours are 6am to 10pm."), question
+    # Emptying a bin is no missed one; taking a plastic bag home is no question of what is accepted.
+    assert stem("empty") not in same_sense_terms("when do they empty my blue bin", "Report a missed bin.")
+    # A missed bin is the one they didn't empty, no other kind of bin than the blue one asked about.
+    missed = "Report a missed bin within 2 working days of your collection day."
+    assert (
+        other_kind("they didnt empty my blue bin, how long have i got to report it", missed, missed) is None
+    )
+    assert (
+        other_kind("how long have i got to report my blue bin", missed, missed)
+        == "missed bin (asked: blue bin)"
+    )
+    assert stem("put") not in same_sense_terms("where do i put my bin", "Plastic bags are not accepted.")
+
+
+def test_an_amber_light_is_the_orange_one_asked_about() -> None:
+    question = "router light flashing orange wat do i do"
+    assert other_variant(question, "Flashing amber: a software update is in progress.") is None
+    assert other_variant(question, "Solid green: connected.") == "green (asked: orange)"
+    assert stem("orange") in same_sense_terms(question, "Flashing amber: a software update is in progress.")
 
 
 def test_a_limit_on_amounts_of_the_asked_unit_answers_a_yes_or_no_question() -> None:
