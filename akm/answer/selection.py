@@ -1669,8 +1669,8 @@ _SAME_WORDS: tuple[frozenset[str], ...] = (
     frozenset({"friend", "mate", "guest"}),
     # "got an uber home" took a taxi
     frozenset({"taxi", "uber", "cab", "minicab"}),
-    # "a parking fine" is a penalty charge (notice)
-    frozenset({"fine", "penalty", "pcn"}),
+    # "a parking fine" is a penalty charge
+    frozenset({"fine", "penalty"}),
     # "when do we have to leave" asks when to depart
     frozenset({"leav", "depart", "departu"}),
     # "the dentist" is the dental practice whose page it is

@@ -2443,6 +2443,10 @@ def test_everyday_phrases_say_what_the_document_words_differently() -> None:
     for question, text, term in pairs:
         assert stem(term) in same_sense_terms(question, text), (question, text)
         assert stem(term) not in same_sense_terms(question, "Opening hours are 6am to 10pm."), question
+    # A PCN names the notice, which a page spells out itself: no fine.
+    assert "pcn" not in same_sense_terms(
+        "got a pcn in a residents bay", "Lower level, £50: a fine for a visitor."
+    )
     # Emptying a bin is no missed one; taking a plastic bag home is no question of what is accepted.
     assert stem("empty") not in same_sense_terms("when do they empty my blue bin", "Report a missed bin.")
     # A missed bin is the one they didn't empty, no other kind of bin than the blue one asked about.
