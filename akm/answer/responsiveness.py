@@ -65,6 +65,7 @@ from akm.answer.selection import (
     other_length,
     other_noun,
     other_numbered,
+    other_unit_numbers,
     other_variant,
     question_names,
     question_similarities,
@@ -329,9 +330,14 @@ def check_responsiveness(
         # A value of a measure the question names says that word ("11.4 km" the distance).
         # A word the claim adds to its passage ("The details of a new tenant ..." from "New tenants
         # ...") is none of the passage's: it meets no term of the question.
+        # A number the question gives of a measure ("5 days") is not met by the same figure of
+        # another thing ("5 or more rooms").
         claim_terms = (
-            set(content_terms(f"{claim.text} {claim.heading} {claim.referent}"))
-            & set(content_terms(f"{claim.context} {claim.heading} {claim.referent} {claim.columns}"))
+            (
+                set(content_terms(f"{claim.text} {claim.heading} {claim.referent}"))
+                & set(content_terms(f"{claim.context} {claim.heading} {claim.referent} {claim.columns}"))
+            )
+            - other_unit_numbers(focus.question, claim.text)
             | measured_terms(focus.question, claim.text)
             | spanned_duration(focus.question, claim.columns)
             | column_band_terms(focus.question, claim.text, claim.columns)
@@ -339,7 +345,7 @@ def check_responsiveness(
         # An abbreviation the question uses is met where the passage or its headings spell it out.
         with_context = (
             claim_terms
-            | set(content_terms(claim.context))
+            | (set(content_terms(claim.context)) - other_unit_numbers(focus.question, claim.context))
             | same_sense_terms(focus.question, f"{claim.heading}\n{claim.context}", phrases=False)
             # A band of the passage that holds the asked age or length ("adults aged 65 and over").
             | spanned_duration(focus.question, claim.context)

@@ -528,6 +528,17 @@ _CONDITION = re.compile(
 )
 # "What time does the job start?", "at what time ...": a time of day, never a year or a date.
 _CLOCK_QUESTION = re.compile(r"\bwhat time\b(?!\s+(?:of|period|frame|span|zone)\b)", re.IGNORECASE)
+# "What's the latest we can stay", "what is the earliest I can book": a time of day or a date, not a
+# day of the week alone nor a number of nights.
+_EARLIEST_LATEST = re.compile(
+    r"\bwhat(?:['’]?s|\s+is|\s+was)\s+the\s+(?:latest|earliest)\b"
+    r"(?!\s+(?:version|model|news|update|edition|release|book|film|episode|issue|one|thing)s?\b)",
+    re.IGNORECASE,
+)
+_CLOCK_OR_DAY = re.compile(
+    r"\b\d{1,2}:\d{2}\b|\b\d{1,2}(?:[.:]\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midday|midnight)\b",
+    re.IGNORECASE,
+)
 _TIME_OR_FREQUENCY = re.compile(
     r"\b\d{1,2}:\d{2}\b|\b\d{1,2}\s?(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midnight|dawn|dusk)\b|"
     r"\b(?:every|each)\s+(?:other\s+)?(?:\d+\s+)?(?:night|day|morning|evening|afternoon|week|month|year|hour|minute|"
@@ -1223,7 +1234,13 @@ _IRREGULAR_FORMS: dict[str, str] = {
     "flew": "fly", "flown": "fly", "chose": "choose", "chosen": "choose", "drove": "drive",
     "driven": "drive", "risen": "rise", "spoken": "speak", "thrown": "throw", "threw": "throw",
     "taught": "teach", "caught": "catch", "fought": "fight",
-    "ridden": "ride", "sang": "sing", "sung": "sing", "told": "tell",
+    "ridden": "ride", "sang": "sing", "sung": "sing", "told": "tell", "lost": "lose", "paid": "pay",
+    "found": "find", "spent": "spend", "broke": "break", "broken": "break", "stole": "steal",
+    "stolen": "steal", "wore": "wear", "worn": "wear", "ate": "eat", "eaten": "eat", "forgot": "forget",
+    "forgotten": "forget", "heard": "hear", "lent": "lend", "slept": "sleep", "swam": "swim",
+    "swum": "swim", "tore": "tear", "torn": "tear", "bitten": "bite", "hidden": "hide", "woke": "wake",
+    "woken": "wake", "fallen": "fall", "understood": "understand", "meant": "mean", "dealt": "deal",
+    "thought": "think", "shown": "show", "seen": "see",
 }  # fmt: skip
 
 
@@ -1321,6 +1338,11 @@ _TOLD_WHEN = re.compile(
 # How the one asking came to know it ("just found out I'm pregnant", "the dentist says I need a
 # crown"): no topic of the question.
 _TOLD_HOW = re.compile(r"\b(?:(?:just\s+)?found\s+out|says|said|reckons|told\s+(?:me|us))\b", re.IGNORECASE)
+# "What happens if ...", "what'll happen when ...": how the question asks, not what about.
+_WHAT_HAPPENS = re.compile(
+    r"\bwhat(?:['’]?s|['’]ll|\s+(?:is|will|would|does|do|should|could|can))?\s+(?:happens?|happening)\b",
+    re.IGNORECASE,
+)
 # Words that say a thing is of the everyday kind: "can I put normal plastic bags in the caddy" asks
 # about plastic bags.
 _EVERYDAY = frozenset({"normal", "usual", "ordinary", "actual"})
@@ -1347,7 +1369,7 @@ def question_focus(question: str) -> QuestionFocus:
     tells one topic from another, while short common words match almost any passage.
     """
     weights: dict[str, float] = {}
-    words = _WORD.findall(_TOLD_HOW.sub(" ", _TOLD_WHEN.sub(" ", question)))
+    words = _WORD.findall(_WHAT_HAPPENS.sub(" ", _TOLD_HOW.sub(" ", _TOLD_WHEN.sub(" ", question))))
     duration = bool(_DURATION_QUESTION.search(question))
     # "In what year did ...": the word the question asks with, not what it is about.
     dated = _DATE_QUESTION.search(question)
@@ -1366,6 +1388,12 @@ def question_focus(question: str) -> QuestionFocus:
             and [w.lower() for w in words[max(index - 2, 0) : index]] == ["of", "the"]
         ):
             continue  # "which night of the week": it asks for a day, the week is no topic
+        if (
+            word.lower() in ("old", "olds")
+            and index
+            and re.fullmatch(r"\d*(?:years?|yrs?|months?|y|yo)", words[index - 1], re.IGNORECASE)
+        ):
+            continue  # "my 9 year old", "13yr old": the age, not a word of the topic
         if duration and (
             (word.lower() in ("long", "soon") and index > 0 and words[index - 1].lower() == "how")
             or word.lower() in {"take", "takes", "took", "last", "lasts", "lasted", "get", "gets"}
@@ -1379,7 +1407,26 @@ def question_focus(question: str) -> QuestionFocus:
             weight = 1.5
         term = stem(_base_form(word, words[index - 1] if index else ""))
         weights[term] = max(weights.get(term, 0.0), weight)
+    if _ALONE.search(question):
+        # "can my 7 year old swim on her own": whether alone, which "must be accompanied" answers.
+        weights.setdefault("alon", 1.0)
     return QuestionFocus(question=question, weights=weights, answer_type=answer_type_of(question))
+
+
+# Being alone, in the words of a question: "on her own", "by himself", "without me".
+_ALONE = re.compile(
+    r"\bon\s+(?:my|his|her|their|your|our|its)\s+own\b|\bby\s+(?:my|him|her|them|your|our)sel(?:f|ves)\b|"
+    r"\bwithout\s+(?:me|us|an?\s+adult|a\s+parent)\b",
+    re.IGNORECASE,
+)
+
+
+# What says whether someone may be alone: "must be accompanied", "without an adult".
+_ALONE_SAID = re.compile(
+    r"\balone\b|\b(?:un)?accompan\w*|\bsupervis\w*|\bwithout\s+(?:an?\s+)?(?:adult|parent|grown[\s-]?up)s?\b|"
+    r"\bon\s+(?:their|his|her|your)\s+own\b|\bby\s+them(?:selves|self)\b",
+    re.IGNORECASE,
+)
 
 
 def question_names(question: str) -> list[str]:
@@ -1408,6 +1455,8 @@ _CONTRACTED_IS = re.compile(r"\b(what|who|where|when|how|which)['’]?s\b", re.I
 
 def answer_type_of(question: str) -> AnswerType:
     """The kind of answer the question's wording asks for ("any" when it does not say)."""
+    if _EARLIEST_LATEST.search(question):
+        return "date"
     question = _CONTRACTED_IS.sub(r"\1 is", question)
     if _DATE_QUESTION.search(question):
         return "date"
@@ -1456,6 +1505,8 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "", co
             return bool(WEEKDAY.search(text) or DAY_OF_MONTH.search(text) or _EVERY_DAY.search(text))
         if _CLOCK_QUESTION.search(question):
             return bool(_TIME_OR_FREQUENCY.search(text))
+        if _EARLIEST_LATEST.search(question):
+            return bool(_CLOCK_OR_DAY.search(text) or DAY_OF_MONTH.search(text))
         if mentions_date(text) or re.search(r"\b1\d{3}s?\b|\b20\d{2}s?\b|\bcentury\b", text):
             return True
         # "When should I call an engineer?": a condition answers it ("If an error comes back more
@@ -1628,6 +1679,19 @@ _MEASURE_VALUES: dict[str, re.Pattern[str]] = {
     "fare": _MONEY,
     # Opening hours as a range of clock times ("Friday 8.30am - 4.00pm") say when it opens and closes.
     **dict.fromkeys(("open", "opens", "opening", "close", "closes", "closing", "shut", "shuts"), _TIME_RANGE),
+    # A time of day says which part of the day it is in: "8.00am - 12.30pm" is open in the morning.
+    **dict.fromkeys(
+        ("morning", "mornings"),
+        re.compile(r"\b(?:[5-9]|1[01])(?:[.:][0-5]\d)?\s?(?:am|a\.m\.)|\b(?:0?[5-9]|1[01]):[0-5]\d\b", re.I),
+    ),
+    **dict.fromkeys(
+        ("afternoon", "afternoons"),
+        re.compile(r"\b(?:12|[1-5])(?:[.:][0-5]\d)?\s?(?:pm|p\.m\.)|\b1[2-7]:[0-5]\d\b", re.I),
+    ),
+    **dict.fromkeys(
+        ("evening", "evenings"),
+        re.compile(r"\b(?:[5-9]|1[01])(?:[.:][0-5]\d)?\s?(?:pm|p\.m\.)|\b(?:1[7-9]|2[0-3]):[0-5]\d\b", re.I),
+    ),
     # A limit: "between 8 and 63 characters" gives the minimum and the maximum, "at least 12" a minimum.
     "minimum": re.compile(
         r"\bat least\b|\bbetween\s+\S+\s+and\b|\bno (?:fewer|less) than\b|\d\S*\s+or (?:more|over|above)\b",
@@ -1723,6 +1787,13 @@ _SAME_PHRASES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
         re.compile(r"\bmoney\s+off\b|\d+\s*%\s*off\b|\bcheaper\b", re.IGNORECASE),
         frozenset({"discoun", "reduc", "reducti"}),
     ),
+    # "if I fall behind on the payments" asks what happens when they are late or unpaid.
+    (
+        re.compile(
+            r"\b(?:fall|falls|fell|fallen|falling|get|got|getting|am|are|is|be|im|i['’]m)\s+behind\b", re.I
+        ),
+        frozenset({"late", "unpaid", "arrear", "overdu", "miss"}),
+    ),
     # "the dog chewed the sofa": damage by pets.
     (re.compile(r"\b(?:dog|cat|puppy|kitten)s?\b", re.IGNORECASE), frozenset({"pet"})),
     # "can I freeze it without paying" asks whether that is free.
@@ -1759,6 +1830,65 @@ def _same_as(term: str) -> frozenset[str]:
     return next((same for same in _SAME_WORDS if term in same), frozenset({term}))
 
 
+# A time of day a question gives: "at 6 in the evening", "at 11 at night", "6pm", "18:30".
+_ASKED_CLOCK = re.compile(
+    r"\bat\s+(?P<at>\d{1,2})(?:[.:]\d{2})?(?=\s*(?:$|[?,.!;]|am\b|pm\b|a\.m\.|p\.m\.|o['’]?clock\b|"
+    r"in\s+the\b|at\s+night\b|tonight\b|on\b|and\b|or\b))"
+    r"|\b(?P<hour>\d{1,2})(?:[.:]\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)(?!\w)|\b(?P<clock>\d{1,2}):\d{2}\b",
+    re.IGNORECASE,
+)
+_HOURS_GIVEN = re.compile(rf"{_TIME_RANGE.pattern}|\bbetween\s+{_CLOCK}\s+and\s+{_CLOCK}", re.IGNORECASE)
+
+
+def asked_hours(question: str, text: str) -> set[str]:
+    """The hour a yes-or-no question gives ("can I get to my unit at 11 at night") where ``text``
+    gives hours ("Site access is 6am to 10pm", "only between 3pm and 5pm"): they answer it, yes or
+    no, as a limit answers an amount."""
+    if not asks_yes_or_no(question) or not _HOURS_GIVEN.search(text):
+        return set()
+    return {
+        stem(match.group("at") or match.group("hour") or match.group("clock"))
+        for match in _ASKED_CLOCK.finditer(question)
+    }
+
+
+# A number of units of time a "how much" question gives ("30 days late", "for 3 nights"), and a
+# rate a text gives per such unit ("25p per item per day", "£50 a night", "charged daily").
+_AMOUNT_OF_TIME = re.compile(
+    r"\b(?P<number>\d+)\s*(?P<unit>minutes|mins|hours|hrs|days|nights|weeks|wks|months|years|yrs)\b",
+    re.IGNORECASE,
+)
+_RATE_OF = {
+    "min": r"(?:per|a|an|each|every)\s+min(?:ute)?\b",
+    "minut": r"(?:per|a|an|each|every)\s+min(?:ute)?\b",
+    "hour": r"(?:per|an|each|every)\s+(?:hour|hr)\b|\bhourly\b",
+    "hr": r"(?:per|an|each|every)\s+(?:hour|hr)\b|\bhourly\b",
+    "day": r"(?:per|a|each|every)\s+day\b|\bdaily\b",
+    "night": r"(?:per|a|each|every)\s+night\b|\bnightly\b",
+    "week": r"(?:per|a|each|every)\s+(?:week|wk)\b|\bweekly\b",
+    "wk": r"(?:per|a|each|every)\s+(?:week|wk)\b|\bweekly\b",
+    "month": r"(?:per|a|each|every)\s+month\b|\bmonthly\b",
+    "year": r"(?:per|a|each|every)\s+(?:year|yr)\b|\b(?:yearly|annually)\b",
+    "yr": r"(?:per|a|each|every)\s+(?:year|yr)\b|\b(?:yearly|annually)\b",
+}
+
+
+def rated_amounts(question: str, text: str) -> set[str]:
+    """The terms of a number of units of time a "how much" question gives ("my book is 30 days
+    late, how much will the fine be") where ``text`` gives a rate per that unit ("25p per item per
+    day, maximum £6.00"): the rate answers it, the sum left to the reader. Only a plural unit
+    counts: "a 30 day pass" names a ticket, not an amount of days."""
+    if answer_type_of(question) != "number":
+        return set()
+    terms: set[str] = set()
+    for match in _AMOUNT_OF_TIME.finditer(question):
+        unit = stem(_base_form(match.group("unit"), match.group("number")))
+        rate = _RATE_OF.get(unit)
+        if rate and re.search(rf"\b(?:{rate})", text, re.IGNORECASE):
+            terms |= {stem(match.group("number")), unit}
+    return terms
+
+
 def measured_terms(question: str, text: str) -> set[str]:
     """The question's words that name a measure ("distance", "temperature", "price") which ``text``
     states a value of ("11.4 km", "220 °C", "£6.75"): the value says the word; and the question's
@@ -1773,6 +1903,8 @@ def measured_terms(question: str, text: str) -> set[str]:
         | spanned_duration(question, text)
         | spanned_month(question, text)
         | opposite_said(question, text)
+        | asked_hours(question, text)
+        | rated_amounts(question, text)
     )
 
 
@@ -1875,7 +2007,14 @@ _AGE_OF_SOMEONE = re.compile(
     rf"(?![A-Za-z%£$€]|:\s*\d|[.,]?\d|\s*(?:{_UNIT_WORDS}|ft|feet|foot|cm|m|kg|lbs?|stone|st|y/?o)\b|\s*[%£$€])",
     re.IGNORECASE,
 )
-_AGE_BAND = re.compile(r"\b(?P<side>over|under)[\s-]+(?P<number>\d+)s\b", re.IGNORECASE)
+_AGE_BAND = re.compile(
+    r"\b(?P<side>over|under)[\s-]+(?P<number>\d+)s\b"
+    # "Children under 16", "kids over 5": the age of those it names.
+    r"|\b(?P<who>(?:children|child|kids|kid|pupils|infants|babies|toddlers|swimmers|juniors?)\s+\(?)"
+    r"(?P<side2>over|under)\s+(?P<number2>\d+)"
+    r"(?![\d.:%£$€]|\s*(?:am|pm|kg|cm|m|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|yrs?|miles?|km)\b)",
+    re.IGNORECASE,
+)
 _AGE_LIMIT = re.compile(
     r"\b(?P<side>minimum|maximum|min|max)\s+age\b(?:\s+(?:for|of|to)\s+[\w\s-]{1,30}?)?\s+(?:is|of)\s+"
     r"(?P<number>\d+)\b",
@@ -1896,7 +2035,13 @@ def _with_ages(text: str) -> str:
         return f"{match.group('who')} {number} years{more}"
 
     text = _AGE_OF_SOMEONE.sub(someone, text)
-    text = _AGE_BAND.sub(lambda match: f"{match.group('side')} {match.group('number')} years", text)
+    text = _AGE_BAND.sub(
+        lambda match: (
+            f"{match.group('who') or ''}{match.group('side') or match.group('side2')} "
+            f"{match.group('number') or match.group('number2')} years"
+        ),
+        text,
+    )
     return _AGE_LIMIT.sub(
         lambda match: (
             f"{match.group()[: match.start('number') - match.start()]}"
@@ -1914,18 +2059,54 @@ def _size(number: str, unit: str) -> tuple[str, float]:
     return dimension, (value if value is not None else float(number)) * scale
 
 
+# What marks a number of years as someone's age ("im 23", "aged 25 to 75", "my 9 year old", "the
+# minimum age ... is 16") or as a length of time ("held a licence for at least 2 years", "within 3
+# years", "2 years ago"): an age is not compared with a length of time, nor a length with an age.
+_AGE_BEFORE = re.compile(
+    r"(?:\b(?:i['’]?m|i\s+am|(?:he|she)(?:['’]s|\s+is)|(?:son|daughter|child|kid|boy|girl|grandson|"
+    r"granddaughter|baby)s?\s+(?:is|are)|aged?|ages)\s+(?:(?:between|over|under|from)\s+)?"
+    r"|\bage\b[^.;:!?\d]{0,30})$",
+    re.IGNORECASE,
+)
+_AGE_AFTER = re.compile(r"\s*-?\s*(?:olds?\b|of\s+age\b|y/?o\b)", re.IGNORECASE)
+_LENGTH_BEFORE = re.compile(
+    r"\b(?:for|within|after|every|lasts?|lasting|past|last|(?:the\s+)?(?:first|next))\s+"
+    r"(?:(?:at\s+least|up\s+to|more\s+than|less\s+than|over|under|about|around|nearly|almost)\s+)?$",
+    re.IGNORECASE,
+)
+_LENGTH_AFTER = re.compile(r"\s+(?:ago|before|after|later|from)\b|['’]", re.IGNORECASE)
+
+
+def _kind_of_years(text: str, start: int, end: int) -> str | None:
+    """Whether the number of years (or months) at ``text[start:end]`` is someone's "age", a
+    "length" of time, or either (None); a number of other units is no age ("i am 5 minutes late")."""
+    if not re.search(r"\b\d+(?:\.\d+)?\s*-?\s*(?:years?|yrs?|months?)\b", text[start:end], re.IGNORECASE):
+        return None
+    before = text[max(0, start - 60) : start]
+    if _AGE_BEFORE.search(before) or _AGE_AFTER.match(text, end):
+        return "age"
+    if _LENGTH_BEFORE.search(before) or _LENGTH_AFTER.match(text, end):
+        return "length"
+    return None
+
+
 def _duration_spans(question: str, text: str) -> Iterator[tuple[re.Match[str], re.Match[str], bool]]:
     """Each length of time the question gives with each span of time ``text`` gives, and whether the
-    span holds it (ages given without their unit read as years, see `_with_ages`)."""
+    span holds it (ages given without their unit read as years, see `_with_ages`). An age and a
+    length of time are not compared ("im 23" and "held a licence for at least 2 years")."""
     question, text = _with_ages(question), _with_ages(text)
     for asked in _DURATION_GIVEN.finditer(question):
         dimension, wanted = _size(asked.group("number"), asked.group("unit"))
+        asked_kind = _kind_of_years(question, asked.start(), asked.end())
         for pattern in _DURATION_SPANS:
             for span in pattern.finditer(text):
                 found = {name: value for name, value in span.groupdict().items() if value is not None}
                 unit = found.get("unit") or found.get("unit_above") or found.get("unit_least") or ""
                 if _size("1", unit)[0] != dimension:
                     continue  # days against kilograms: no comparison
+                span_kind = _kind_of_years(text, span.start(), span.end())
+                if asked_kind and span_kind and asked_kind != span_kind:
+                    continue  # an age against a length of time
 
                 def size(number: str, unit: str = unit) -> float:
                     return _size(number, unit)[1]
@@ -1941,6 +2122,20 @@ def _duration_spans(question: str, text: str) -> Iterator[tuple[re.Match[str], r
                         wanted == size(found["high"]) and not re.match(r"(?:fewer|less)", span.group(), re.I)
                     )
                 yield asked, span, holds
+        # A length the text gives without a bound speaks of the asked one where they are the same
+        # ("14 days after the due date" for "a couple of weeks").
+        for given in _DURATION_GIVEN.finditer(text):
+            if given.group("number").lower() in _NUMBER_WORDS:
+                continue
+            given_dimension, given_size = _size(given.group("number"), given.group("unit"))
+            if (
+                given_dimension == dimension
+                and abs(given_size - wanted) < 1e-9
+                and given.group() != asked.group()
+            ):
+                kind = _kind_of_years(text, given.start(), given.end())
+                if not (asked_kind and kind and asked_kind != kind):
+                    yield asked, given, True
 
 
 def spanned_duration(question: str, text: str) -> set[str]:
@@ -1950,10 +2145,19 @@ def spanned_duration(question: str, text: str) -> set[str]:
     # A yes-or-no question is answered by a limit that does not hold it: "can my 14 year old come?"
     # by "The minimum age for classes is 16", "for 5 months?" by "a maximum of 3 months".
     polar = is_polar_question(question)
+    # So is one about someone's age by the ages a thing is for ("im 23, can i have a courtesy car"
+    # and "you must be aged 25 to 75").
+    yes_or_no = asks_yes_or_no(question)
     return {
         term
         for asked, span, holds in _duration_spans(question, text)
-        if holds or (polar and _LIMIT.search(span.group()))
+        if holds
+        or (polar and _LIMIT.search(span.group()))
+        or (
+            yes_or_no
+            and _kind_of_years(asked.string, asked.start(), asked.end()) == "age"
+            and _kind_of_years(span.string, span.start(), span.end()) == "age"
+        )
         for term in _measure_terms(asked)
     }
 
@@ -2090,6 +2294,8 @@ def same_sense_terms(question: str, text: str, *, phrases: bool = True) -> set[s
     for same in _SAME_WORDS:
         if text_stems & same:
             same_said |= (asked_stems & same) - text_stems
+    if "alon" in asked_stems | ({"alon"} if _ALONE.search(question) else set()) and _ALONE_SAID.search(text):
+        same_said.add("alon")
     for phrase, words in _SAME_PHRASES if phrases else ():
         match = phrase.search(question)
         if match and text_stems & words:
@@ -2451,7 +2657,26 @@ def other_numbered(question: str, claim: str) -> str | None:
         said = [(low, high, written) for other, low, high, written in _numbered(claim) if other == noun]
         if said and not any(low <= number <= high for low, high, _ in said):
             return f"{said[0][2]} (asked: {asked})"
+    # A kind picked by its letter: "how much council tax for a band c house" is not answered by a
+    # charge "at Band D".
+    for match in _LETTERED.finditer(question):
+        noun, letter = stem(match.group("noun")), match.group("letter").lower()
+        said_letters = [
+            (other.group("letter").lower(), other.group())
+            for other in _LETTERED.finditer(claim)
+            if stem(other.group("noun")) == noun
+        ]
+        if said_letters and letter not in {said for said, _ in said_letters}:
+            return f"{said_letters[0][1]} (asked: {match.group()})"
     return None
+
+
+# A kind named by a letter: "Band C", "class a", "Type B" (a lower-case "a" only where no word
+# follows it, as it is also the article).
+_LETTERED = re.compile(
+    r"\b(?P<noun>(?i:bands?|class(?:es)?|grades?|tiers?|zones?|categor(?:y|ies)|types?))\s+"
+    r"(?P<letter>[B-Hb-h]|A|a(?=\s*(?:[?,.;:!)]|$)))\b(?![’'-])",
+)
 
 
 # "How much is school dinner for my son", "how warm is the jacuzzi": the thing a measure is asked
@@ -2685,6 +2910,55 @@ def opposite_said(question: str, text: str) -> set[str]:
 _RANGE = re.compile(r"(?<![\d.,])(\d+(?:\.\d+)?)\s*(?:–|—|-|to)\s*(\d+(?:\.\d+)?)(?![\d.,])")
 
 
+# A number and what it counts: "5 days", "£5", "5 or more rooms", "3-4 working days", "13yr".
+_COUNTED = re.compile(
+    r"(?P<money>[£$€]\s*)?(?<![\w.,])(?P<number>\d+(?:[.,]\d+)*)(?![.,]?\d)"
+    r"(?:\s*(?:-|–|to|or|and)\s*(?:\d+(?:[.,]\d+)*|more|fewer|less|over|under|above|below|older|younger)\b)?"
+    r"(?:\s*-?\s*(?P<noun>[A-Za-z][A-Za-z'’]*)(?:\s+(?P<next>[A-Za-z][A-Za-z'’]*))?)?"
+)
+# Words between a number and what it counts: "5 working days", "2 more nights".
+_COUNT_WORDS = frozenset(
+    {"working", "business", "calendar", "clear", "full", "whole", "more", "extra", "further", "consecutive"}
+)
+# What a number of a measure counts: units of time, weight and length, nights, and money.
+_UNIT_STEMS = frozenset({stem(unit) for unit in _UNIT_SIZES} | {"night", "money", "percent"})
+
+
+def _counted(text: str) -> Iterator[tuple[str, str | None]]:
+    """Each number of ``text`` (as its term) with the stem of what it counts ("money" after a
+    currency sign, "percent" before "%"), or None where no noun follows it."""
+    for match in _COUNTED.finditer(text):
+        number = stem(match.group("number"))
+        if match.group("money"):
+            yield number, "money"
+            continue
+        if text.startswith("%", match.end("number")):
+            yield number, "percent"
+            continue
+        noun = match.group("noun")
+        if noun and noun.lower() in _COUNT_WORDS:
+            noun = match.group("next")
+        if noun is None or noun.lower() in _STOPWORDS or noun.lower() in _ORDINAL_ENDINGS:
+            yield number, None
+        else:
+            yield number, stem(_base_form(noun, match.group("number")))
+
+
+def other_unit_numbers(question: str, text: str) -> set[str]:
+    """The numbers the question gives of a measure ("5 days") that ``text`` gives only of another
+    thing ("Group bookings of 5 or more rooms", "£5"): the same figure, not the same amount. A
+    number of ``text`` with nothing after it ("up to 5") may be of the asked measure."""
+    asked = {number: unit for number, unit in _counted(question) if unit in _UNIT_STEMS}
+    said: dict[str, set[str | None]] = {}
+    for number, unit in _counted(text):
+        said.setdefault(number, set()).add(unit)
+    return {
+        number
+        for number, unit in asked.items()
+        if number in said and None not in said[number] and unit not in said[number]
+    }
+
+
 def within_a_range(number: str, text: str) -> bool:
     """Whether ``text`` gives a range that holds ``number``: "18–20 °C" holds the 19 of "My kitchen
     is about 19 °C"."""
@@ -2721,12 +2995,20 @@ _POLAR_CLAUSE = re.compile(
 _WH_WORD = re.compile(r"\b(?:what|whats|what's|when|where|who|whom|whose|which|why|how)\b", re.IGNORECASE)
 
 
+def asks_yes_or_no(question: str) -> bool:
+    """Whether ``question`` asks yes or no from its start, or in a clause of its own after what the
+    asker tells ("im 23, can i have a courtesy car", "..., is that covered") with no question word."""
+    return is_polar_question(question) or (
+        not _WH_WORD.search(question) and _POLAR_CLAUSE.search(question) is not None
+    )
+
+
 def bounds_amount(number: str, question: str, text: str) -> bool:
     """Whether ``text`` puts a limit on an amount of the unit a yes-or-no question gives ``number``
     in: "covered for 12 months only" answers whether a fault "after 18 months" is covered, by
     comparing the two. The question's number must stand before its unit ("18 months"); the
-    question asks yes or no from its start, or in a clause of its own ("..., is that covered")."""
-    if not is_polar_question(question) and (_WH_WORD.search(question) or not _POLAR_CLAUSE.search(question)):
+    question asks yes or no (`asks_yes_or_no`)."""
+    if not asks_yes_or_no(question):
         return False
     asked = next((unit for value, unit in _AMOUNT.findall(question) if value == number), None)
     if asked is None or stem(asked) in _STOPWORDS:
@@ -3059,8 +3341,10 @@ def score_sentences(
         )
         # An abbreviation the question uses ("AGM") is met by the passage or its headings spelling it
         # out ("Annual General Meeting"): what the passage is about, not what a sentence says.
+        passage = without_question(item.passage, focus.question, keep_own_lines=True)
+        # "5 or more rooms" gives no "5" of the "5 days" asked (see `other_unit_numbers`).
         context_terms = (
-            set(content_terms(without_question(item.passage, focus.question, keep_own_lines=True)))
+            (set(content_terms(passage)) - other_unit_numbers(focus.question, passage))
             | heading_terms
             | focus.spelled_out(item.passage, _heading_words(item))
             | spanned_duration(focus.question, item.passage)
@@ -3116,7 +3400,7 @@ def score_sentences(
             lead_text = "" if lead is None else lead.slice(item.passage)
             named |= set(content_terms(lead_text))
             terms = (
-                set(content_terms(text))
+                (set(content_terms(text)) - other_unit_numbers(focus.question, text))
                 | measured_terms(focus.question, text)
                 | column_band_terms(focus.question, text, columns)
             )

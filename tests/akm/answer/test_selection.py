@@ -29,8 +29,10 @@ from akm.answer.selection import (
     other_length,
     other_noun,
     other_numbered,
+    other_unit_numbers,
     other_variant,
     question_focus,
+    rated_amounts,
     read_as_typed,
     same_sense_terms,
     select_evidence,
@@ -2096,6 +2098,21 @@ def test_a_question_for_a_name_is_not_answered_by_a_text_that_names_nothing(
         ("how much for my 14 year old", "The minimum age for classes is 16.", False),
         # Minutes late are no age.
         ("i am 5 minutes late, will they wait", "Children aged 5 to 11 go free.", False),
+        # An age is not held by a length of time, nor a length by an age.
+        (
+            "im 23, can i have a courtesy car",
+            "you must have held a full UK driving licence for at least 2 years;",
+            False,
+        ),
+        ("ive had my licence for 3 years, can i hire a van", "Drivers must be aged 25 to 75.", False),
+        (
+            "ive had my licence for 3 years, can i hire a van",
+            "You must have held it for at least 2 years.",
+            True,
+        ),
+        # Asked yes or no after what the asker tells, an age is answered by the ages a thing is for.
+        ("im 23, can i have a courtesy car", "you must be aged 25 to 75;", True),
+        ("im 23, how much is a courtesy car", "you must be aged 25 to 75;", False),
     ],
 )
 def test_an_age_without_its_unit_and_a_limit_that_answers_yes_or_no(
@@ -2268,6 +2285,70 @@ def test_a_numbered_kind_is_answered_by_that_number_or_a_run_that_holds_it() -> 
     assert other_numbered("is it over 18s only", "Under 16s must be with an adult.") is None
 
 
+def test_a_kind_picked_by_its_letter_is_not_answered_by_another_letter() -> None:
+    question = "i live by myself in a band c house, how much council tax will i pay this yr"
+    assert (
+        other_numbered(question, "A parish charge (between £38 and £71 at Band D) is added.")
+        == "Band D (asked: band c)"
+    )
+    assert other_numbered(question, "Bands C and D pay more this year.") is None
+    assert other_numbered(question, "| C | £52,001 to £68,000 | £2,016.80 |") is None
+    assert other_numbered("is a class a licence needed", "Class B vehicles need no test.") is None
+    assert other_numbered("what does a Class A licence cover?", "Class B vehicles need no test.") == (
+        "Class B (asked: Class A)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "other"),
+    [
+        # "5 or more rooms" and "£5" give no "5" of the "5 days" asked.
+        (
+            "if i cancel the hotel 5 days before we go do i get my money back",
+            "Group bookings of 5 or more rooms must be cancelled at least 28 days before arrival.",
+            {"5"},
+        ),
+        ("if i cancel 5 days before do i get my money back", "A £5 fee applies.", {"5"}),
+        ("if i cancel 5 days before do i get my money back", "Refunds take 5 working days.", set()),
+        ("if i cancel 5 days before do i get my money back", "Cancel up to 5 before arrival.", set()),
+        # A number asked of no measure ("2 dogs") is not narrowed.
+        ("can i bring 2 dogs", "A maximum of 2 pets per room.", set()),
+        ("is it £5 to park", "Parking for 5 hours.", {"5"}),
+    ],
+)
+def test_a_number_of_a_measure_is_not_met_by_the_same_figure_of_another_thing(
+    question: str, text: str, other: set[str]
+) -> None:
+    assert other_unit_numbers(question, text) == other
+
+
+def test_a_figure_of_another_thing_answers_no_question_of_a_measure() -> None:
+    question = "if i cancel the hotel 5 days before we go do i get my money back"
+    claim = "Group bookings of 5 or more rooms have different terms: they must be cancelled at least 28 days before arrival for a full deposit refund."
+    responsive, reason = _responds(question, claim, heading="Hotel deposits, payment and cancellation")
+    assert not responsive, reason
+
+
+def test_irregular_past_forms_meet_their_verb() -> None:
+    assert "lose" in content_terms("lost the key for my padlock")
+    assert set(content_terms("If you lose your key")) & set(content_terms("lost the key"))
+    assert stem("pay") in content_terms("Rent is paid monthly.")
+    assert "find" in content_terms("the engineer found a coin")
+
+
+def test_what_happens_is_how_a_question_asks() -> None:
+    assert "happen" not in question_focus("what happens if i fall behind on the payments").weights
+    assert "happen" not in question_focus("whats happening with my claim").weights
+    assert "happen" in question_focus("did the storm damage happen before the policy started").weights
+
+
+def test_falling_behind_is_paying_late() -> None:
+    question = "what happens if i fall behind on the storage payments"
+    said = same_sense_terms(question, "If rent is still unpaid 14 days after the due date, we lock the unit.")
+    assert {"fall", "behind"} <= said
+    assert same_sense_terms(question, "We sell boxes and tape.") == set()
+
+
 def test_a_query_typed_without_its_article_still_narrows_its_noun() -> None:
     question = "how much is gym membership at ashcombe leisure centre"
     row = "| Senior swim membership (65+) | £27.00 per month | Unlimited swimming |"
@@ -2343,9 +2424,11 @@ def test_how_soon_asks_how_long_and_when_it_happened_is_no_topic() -> None:
 def test_an_age_band_that_labels_a_rule_holds_the_asked_age() -> None:
     question = "my kid is 9 can he go in the pool without me"
     # The band ends at a colon that opens its rule.
-    assert set(question_focus(question).weights) == {"kid", "9", "go", "pool", "without"}
+    # "without me" asks whether he may be alone.
+    assert set(question_focus(question).weights) == {"kid", "9", "go", "pool", "without", "alon"}
     rule = "Aged 8 to 10: may swim without an adult in the water."
     assert spanned_duration(question, rule) == {"9", "year"}
+    assert "alon" in same_sense_terms(question, rule)
     # A colon before digits still makes a clock time, no age.
     assert spanned_duration(question, "Lessons for those aged 8 start at 10:30.") == set()
 
@@ -2610,3 +2693,77 @@ def test_a_phrase_of_the_question_is_said_by_the_claim_not_another_sentence_of_i
         None,
     )
     assert not verdict.responsive, verdict.reason
+
+
+def test_a_time_of_day_says_which_part_of_the_day_it_is_in() -> None:
+    question = "can i drop the car off for a service saturday morning"
+    row = "| Saturday | 8.00am - 12.30pm (MOT tests and collections only, no servicing) |"
+    assert stem("morning") in measured_terms(question, row)
+    assert stem("morning") not in measured_terms(question, "| Saturday | 1pm - 5pm |")
+    assert stem("evening") in measured_terms("is the pool open in the evening", "Open 7am to 9pm daily.")
+    assert stem("evening") not in measured_terms("is the pool open in the evening", "Open 9am to 4pm.")
+    assert stem("afternoon") in measured_terms("any afternoon classes", "Classes at 14:00 and 18:30.")
+
+
+def test_a_yes_or_no_question_s_hour_is_answered_by_the_hours_a_text_gives() -> None:
+    question = "can my 13yr old use the pool at 6 in the evening"
+    rule = "Children under 16 may use the pool only between 9am and 11am and between 3pm and 5pm."
+    assert "6" in measured_terms(question, rule)
+    assert "11" in measured_terms(
+        "can i get to my storage unit at 11 at night", "Site access is 6am to 10pm."
+    )
+    # Asked for a price, or with no hours in the text, the hour is not met.
+    assert "6" not in measured_terms("how much is a swim at 6pm", rule)
+    assert "6" not in measured_terms(question, "The pool is heated to 29 degrees.")
+    # "at 6 people" gives no hour.
+    assert "6" not in measured_terms("can we come at 6 people", rule)
+    # The age: "children under 16" are under 16 years old, and "old" is no topic of "13yr old".
+    assert {"13", "year"} <= spanned_duration(question, rule)
+    assert "old" not in question_focus(question).weights
+    assert "old" not in question_focus("can my 9 year old swim on his own").weights
+    assert not spanned_duration(question, "Children under 16 kg ride free.")
+
+
+def test_on_her_own_asks_whether_she_may_be_alone() -> None:
+    question = "can my 7 year old swim on her own at riverside"
+    assert "alon" in question_focus(question).weights
+    rule = "Children under 8 must be accompanied in the water by a responsible person aged 16 or over."
+    assert "alon" in same_sense_terms(question, rule)
+    assert "alon" in same_sense_terms(question, "Children aged 8 and 9 may swim without an adult.")
+    assert "alon" not in same_sense_terms(
+        question, "The learner pool is open to parents with children under 8."
+    )
+    assert "alon" not in question_focus("can my 7 year old swim at riverside").weights
+
+
+def test_a_rate_per_unit_answers_how_much_for_a_number_of_those_units() -> None:
+    question = "my library book is 30 days late, how much will the fine be"
+    row = "| Late return - books (adult card) | 25p per item per day, maximum £6.00 per item |"
+    assert rated_amounts(question, row) == {"30", "day"}
+    assert rated_amounts("how much for 3 nights", "Rooms are £50 a night.") == {"3", "night"}
+    # A ticket named by its days, a question for no amount, a rate of another unit: no.
+    assert rated_amounts("how much is a 30 day pass", "£5 per day") == set()
+    assert rated_amounts("is it free for 3 nights", "Rooms are £50 a night.") == set()
+    assert rated_amounts("how much for 3 nights", "£20 per week") == set()
+
+
+def test_a_length_without_a_bound_speaks_of_the_same_length_asked() -> None:
+    question = "what happens if i fall behind on the storage payments by a couple weeks"
+    overlock = "If rent is still unpaid 14 days after the due date, we will place our own lock on your unit."
+    assert spanned_duration(question, overlock) == {"coupl", "week"}
+    assert (
+        spanned_duration(question, "If rent is not paid 7 days after the due date, a fee is added.") == set()
+    )
+    # An age and a length of the same size are not the same.
+    assert spanned_duration("im 25 can i hire a car", "You must have held a licence for 25 years.") == set()
+
+
+def test_the_latest_or_earliest_asks_for_a_time_or_a_date() -> None:
+    question = "whats the latest we can stay in the room on the saturday we leave"
+    assert answer_type_of(question) == "date"
+    assert not fills_answer_type(
+        "Stays on Friday and Saturday nights have a minimum stay of 2 nights.", "date", question
+    )
+    assert fills_answer_type("Check-out is by 11am.", "date", question)
+    assert fills_answer_type("Late check-out until 14:00 costs £30.", "date", question)
+    assert answer_type_of("whats the latest version of the app") == "any"
