@@ -42,6 +42,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from akm.answer.selection import (
+    HOLDING_DEEDS,
     MEASURE_TERMS,
     QuestionFocus,
     absent_role,
@@ -52,6 +53,7 @@ from akm.answer.selection import (
     combined_score,
     content_terms,
     cut_event,
+    deed_objects,
     fills_answer_type,
     is_polar_question,
     measured_terms,
@@ -176,6 +178,8 @@ class _ClaimCheck:
     # "Maximum bed temperature | 110 °C" does not answer what to set for PETG, though the passage
     # names PETG elsewhere.
     entry_lacks: tuple[str, ...] = ()
+    # The question's terms that neither the claim nor its passage holds, heaviest first.
+    lacking: tuple[str, ...] = ()
 
     @property
     def focus_min(self) -> float:
@@ -214,7 +218,8 @@ class _ClaimCheck:
         return (
             f"claim {self.claim.claim_id}: score {self.strength:.2f} (needs {SCORE_MIN:.2f}), "
             f"focus terms {self.focus:.2f} with its passage "
-            f"(needs {self.focus_min:.2f}{', a yes-or-no question' if self.polar else ''}), "
+            f"(needs {self.focus_min:.2f}{', a yes-or-no question' if self.polar else ''}"
+            f"{'; lacks ' + ', '.join(self.lacking) if self.lacking else ''}), "
             f"{self.terms:.2f} in the claim, similarity {similarity}, "
             f"answer type {'found' if self.type_found else 'not found'}"
             + ("" if self.adds else ", adds nothing to the question")
@@ -360,10 +365,21 @@ def check_responsiveness(
         kinds = answered_kind_terms(focus.question, claim.text)
         if kinds and focus.without(kinds).coverage(with_context) >= 1.0 - 1e-9:
             claim_focus = focus.without(kinds)
+        # A yes-or-no question's deed of having or moving a thing ("can I bring my bike on the 27")
+        # is asked of the thing: a passage on the thing answers it in its own verb ("folding bikes
+        # only"), so that deed is not one of the terms it must hold.
+        # The claim names the thing itself ("take my electric bike" is not answered by "up to 2
+        # bikes" beside "Electric scooters are not allowed").
+        deeds = {term for term in claim_focus.weights if term in HOLDING_DEEDS and term not in with_context}
+        if polar and deeds and deed_objects(focus.question) & set(claim_focus.weights) <= claim_terms:
+            claim_focus = claim_focus.without(deeds)
         checks.append(
             _ClaimCheck(
                 claim=claim,
                 focus=claim_focus.coverage(with_context),
+                lacking=tuple(
+                    sorted(claim_focus.missing(with_context), key=lambda term: -claim_focus.weights[term])
+                ),
                 terms=claim_focus.coverage(claim_terms),
                 similarity=similarity,
                 type_found=fills_answer_type(

@@ -1201,6 +1201,8 @@ def stem(word: str) -> str:
         if len(word) - len(suffix) >= 4 and word.endswith(suffix):
             if suffix == "es" and not word[:-2].endswith(_SIBILANTS):
                 continue  # "stores": only the "s" goes
+            if suffix == "s" and word.endswith("ss"):
+                continue  # "class" is no plural: it meets "classes"
             base = word[: -len(suffix)][:7]
             # A consonant doubled before "-ed" or "-ing": "permitted" and "stopped" meet "permit"
             # and "stop" ("-er" nouns keep theirs: "letter" is no "let").
@@ -1751,7 +1753,37 @@ _SAME_WORDS: tuple[frozenset[str], ...] = (
     frozenset({"charg", "chargea"}),
     # "the light is flashing orange" is the guide's amber light
     frozenset({"orang", "amber"}),
+    # "can I swap my tickets" is answered by "tickets cannot be exchanged"
+    frozenset({"swap", "exchang"}),
+    # "cheap tix", "his meds"
+    frozenset({"tix", "ticket"}),
+    frozenset({"med", "medicin", "medic"}),
 )
+
+
+# A yes-or-no question's deed of having or moving a thing ("can I bring my bike on the 27", "can
+# she keep her earrings in for PE", "is there any help with buying the uniform") is asked of the
+# thing: a passage on the thing answers it in whatever verb it uses ("folding bikes only").
+HOLDING_DEEDS = frozenset({"bring", "take", "keep", "carry", "buy", "buying"})
+
+
+def deed_objects(question: str) -> set[str]:
+    """The stems of the thing a ``HOLDING_DEEDS`` verb of the question has or moves: the words
+    after it up to the next function word, past those right after it ("bring my bike on the 27":
+    "bike"; "take my electric bike": "electric", "bike"). The claim that answers for the deed names
+    that thing itself: "up to 2 bikes" is not said of an electric one."""
+    words = _WORD.findall(question)
+    things: set[str] = set()
+    for at, word in enumerate(words):
+        if stem(_base_form(word, "")) not in HOLDING_DEEDS:
+            continue
+        after = at + 1
+        while after < len(words) and words[after].lower() in _STOPWORDS:
+            after += 1
+        while after < len(words) and words[after].lower() not in _STOPWORDS:
+            things.add(stem(words[after]))
+            after += 1
+    return things
 
 
 # Phrases of a question that a word says: "do I get my money back?" asks about a refund.
@@ -1816,6 +1848,19 @@ _SAME_PHRASES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
             re.IGNORECASE,
         ),
         frozenset({"miss"}),
+    ),
+    # "he threw up last night", "she was sick": vomiting.
+    (
+        re.compile(
+            r"\b(?:threw|throw|throws|throwing|thrown)\s+up\b|\b(?:was|been|being|is|were)\s+sick\b(?!\s+note)",
+            re.IGNORECASE,
+        ),
+        frozenset({"vomit"}),
+    ),
+    # "can I take a pint in", "a glass of wine": a drink, and alcohol.
+    (
+        re.compile(r"\b(?:pints?|beers?|lagers?|ciders?|wines?|prosecco)\b", re.IGNORECASE),
+        frozenset({"drink", "alcohol"}),
     ),
     # "can I put plastic bags in the caddy" asks whether they are accepted there.
     (
@@ -1902,6 +1947,7 @@ def measured_terms(question: str, text: str) -> set[str]:
         | same_sense_terms(question, text)
         | spanned_duration(question, text)
         | spanned_month(question, text)
+        | generalised_terms(question, text)
         | opposite_said(question, text)
         | asked_hours(question, text)
         | rated_amounts(question, text)
@@ -1953,6 +1999,52 @@ def spanned_month(question: str, text: str) -> set[str]:
         if holds or limits:
             spoken.add(stem(word))
     return spoken
+
+
+# "any bank holiday weekend", "all dogs", "every plan": a rule for each thing of a kind.
+_EVERY_OF_KIND = re.compile(
+    r"\b(?:any|every|all|each)\s+(?:of\s+)?(?:the\s+|our\s+)?(?P<noun>[A-Za-z][\w-]*)", re.I
+)
+
+
+# "is there a family membership", "do you do ...": whether such a thing is had at all, which a rule
+# for every one of them ("on any membership") does not say.
+_ASKS_WHETHER_THERE_IS = re.compile(
+    r"\b(?:is|are)\s+there\b|\bdo\s+(?:you|they|we|u)\s+(?:have|do|offer|sell|run|take)\b|"
+    r"\b(?:have|has)\s+(?:you|they)\s+got\b|\bany\s+\w+\s+(?:for|at)\b",
+    re.IGNORECASE,
+)
+
+
+# The times that narrow a kind ("the may bank holiday", "a saturday class", "the christmas
+# collection"): every such thing has one, so a rule for all of them holds it. A word of any other
+# kind ("the family membership") may name a thing that is not had at all.
+_TIME_OF_KIND = re.compile(
+    rf"(?:{MONTH_NAMES})|(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:days?)?|"
+    r"spring|summer|autumn|winter|christmas|easter|xmas",
+    re.IGNORECASE,
+)
+
+
+def generalised_terms(question: str, text: str) -> set[str]:
+    """The stems of the times that narrow a kind in the question ("the may bank hol weekend") where
+    ``text`` gives a rule for every thing of that kind ("3 nights over any bank holiday weekend"):
+    the rule speaks of the one asked. Only a time (``_TIME_OF_KIND``): a number narrows to a row or
+    a plan ("HeatSure 1") and another word to a kind that may not be had ("the family membership"
+    and "on any membership"); and a rule for every one does not say that one is had at all ("is
+    there a ... on a Saturday")."""
+    nouns = {stem(match.group("noun")) for match in _EVERY_OF_KIND.finditer(text)} - {""}
+    if not nouns or _ASKS_WHETHER_THERE_IS.search(question):
+        return set()
+    words = _WORD.findall(question)
+    return {
+        stem(words[at - 1])
+        for at in range(1, len(words))
+        if stem(words[at]) in nouns
+        # The noun itself, not a verb of its stem ("a piano collected" and "all collections").
+        and not words[at].lower().endswith(("ed", "ing"))
+        and _TIME_OF_KIND.fullmatch(words[at - 1])
+    }
 
 
 # A measure a question gives ("3 weeks before", "30 hours ahead", "a few weeks": about three; "my
@@ -2288,7 +2380,8 @@ def same_sense_terms(question: str, text: str, *, phrases: bool = True) -> set[s
     "ended", "dentist" as "dental", "money back" as a refund), as the question's stems. Without
     ``phrases``, only words for words: a phrase names the deed asked ("can we bring", "go up"),
     which the claim must say itself, not another sentence of its passage."""
-    asked_stems = {stem(word) for word in _WORD.findall(question)}
+    # An irregular form stands for its base, as in the question's focus ("threw" for "throw").
+    asked_stems = {stem(_base_form(word, "")) for word in _WORD.findall(question)}
     text_stems = {stem(word) for word in _WORD.findall(text)}
     same_said: set[str] = set()
     for same in _SAME_WORDS:
@@ -2299,7 +2392,7 @@ def same_sense_terms(question: str, text: str, *, phrases: bool = True) -> set[s
     for phrase, words in _SAME_PHRASES if phrases else ():
         match = phrase.search(question)
         if match and text_stems & words:
-            same_said |= {stem(word) for word in _WORD.findall(match.group())} - text_stems
+            same_said |= {stem(_base_form(word, "")) for word in _WORD.findall(match.group())} - text_stems
     # Stems already: a stem stemmed again may lose more ("practis" would read "practi").
     return same_said
 

@@ -17,7 +17,9 @@ from akm.answer.selection import (
     content_terms,
     counted_noun,
     cut_event,
+    deed_objects,
     fills_answer_type,
+    generalised_terms,
     heading_words,
     measured_terms,
     measured_thing,
@@ -566,6 +568,8 @@ def test_re_verification_carries_the_responsiveness_forward() -> None:
         ("cities", "city"),
         ("dynasties", "dynasty"),
         ("churches", "church"),
+        ("classes", "class"),
+        ("glasses", "glass"),
     ],
 )
 def test_plurals_meet_their_singulars(plural: str, singular: str) -> None:
@@ -2767,3 +2771,123 @@ def test_the_latest_or_earliest_asks_for_a_time_or_a_date() -> None:
     assert fills_answer_type("Check-out is by 11am.", "date", question)
     assert fills_answer_type("Late check-out until 14:00 costs £30.", "date", question)
     assert answer_type_of("whats the latest version of the app") == "any"
+
+
+@pytest.mark.parametrize(
+    ("question", "claim", "context"),
+    [
+        (
+            "were on free school meals, is there any help with buying the uniform",
+            "Families who are eligible for free school meals can apply for a uniform grant of £80 per child "
+            "per school year.",
+            "Help with uniform costs. Families who are eligible for free school meals can apply for a "
+            "uniform grant of £80 per child per school year.",
+        ),
+        (
+            "can i bring my bike on the 27",
+            "Local routes 12, 27 and 41: folding bikes only, and they must be folded.",
+            "Bikes. Local routes 12, 27 and 41: folding bikes only, and they must be folded.",
+        ),
+        (
+            "can my daughter keep her earrings in for pe",
+            "A child's earrings must be removed for PE and swimming.",
+            "Jewellery. A child's earrings must be removed for PE and swimming.",
+        ),
+    ],
+    ids=["buying-the-uniform", "bring-a-bike", "keep-earrings-in"],
+)
+def test_a_yes_or_no_questions_deed_of_having_a_thing_is_asked_of_the_thing(
+    question: str, claim: str, context: str
+) -> None:
+    verdict = check_responsiveness(question_focus(question), [_claim(claim, context)], None)
+    assert verdict.responsive, verdict.reason
+
+
+def test_the_thing_of_a_deed_in_any_form_of_its_verb() -> None:
+    assert deed_objects("my son brought his phone to school, can he keep it in his bag") == {"phon", "bag"}
+    assert deed_objects("she took her new bike on the train") == {"new", "bike"}
+    assert deed_objects("can i hire a bike") == set()
+
+
+def test_a_yes_or_no_question_still_needs_the_thing_it_asks_of() -> None:
+    # The deed is let go, the thing is not: no word of a spaniel, no answer; and a deed that is no
+    # holding or moving of a thing ("start") stays a term the claim must hold.
+    room = "Sea view rooms sleep up to 4 and have a balcony."
+    verdict = check_responsiveness(
+        question_focus("can we bring our spaniel if we book a sea view room"), [_claim(room, room)], None
+    )
+    assert not verdict.responsive
+    assert "spaniel" in verdict.reason.split("lacks ")[1].split(")")[0]
+    washer = "Delay Start: choose a programme, then press Delay to set the hours. Use powder, not liquid."
+    verdict = check_responsiveness(
+        question_focus("can i start the veltra washer from my phone"), [_claim(washer, washer)], None
+    )
+    assert not verdict.responsive
+
+
+def test_the_missing_terms_are_named_in_the_reason() -> None:
+    verdict = check_responsiveness(
+        question_focus("do kestrel removals do moves to spain"),
+        [_claim("Every Kestrel move includes 20 free boxes delivered before moving day.")],
+        None,
+    )
+    assert not verdict.responsive
+    assert "lacks removal, move, spain)" in verdict.reason
+
+
+def test_a_rule_for_every_thing_of_a_kind_speaks_of_the_one_asked() -> None:
+    question = "can we just do 2 nights over the may bank hol weekend at hollowmere"
+    rule = "Minimum stays: 2 nights on Friday and Saturday nights; 3 nights over any bank holiday weekend."
+    assert generalised_terms(question, rule) == {"may"}
+    verdict = check_responsiveness(
+        question_focus(question), [_claim(rule, f"Hollowmere campsite. {rule}")], None
+    )
+    assert verdict.responsive, verdict.reason
+    # A number narrows to a row or a plan that a rule for all of them does not name, nor does its unit.
+    assert generalised_terms("does data carry over on the everyday 40gb plan", "on all plans") == set()
+    assert generalised_terms("im on heatsure 1 cover", "any cover") == set()
+    # Whether there is one at all is not said by a rule for every one; nor is a verb of the noun's stem.
+    assert generalised_terms("is there a family membership", "available on any membership") == set()
+    assert generalised_terms("do you have a family membership", "available on any membership") == set()
+    assert generalised_terms("how much to get a piano collected", "all collections are a day later") == set()
+    # Only a time narrows a kind every one of which has one: a family membership may not be had.
+    assert generalised_terms("how much is the family membership", "on any membership") == set()
+    assert generalised_terms("is the saturday session full", "All sessions are full.") == {"saturda"}
+    # Without "any", "every" or "all", nothing.
+    assert generalised_terms(question, "3 nights over a bank holiday weekend") == set()
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "term"),
+    [
+        (
+            "my son is 15 and threw up at 10pm last night, can he go in to school tomorrow",
+            "Diarrhoea or vomiting: stay at home until 48 hours after the last episode.",
+            "throw",
+        ),
+        (
+            "can i take a pint from the bar in with me",
+            "Drinks bought at the bar can be taken into the screens.",
+            "pint",
+        ),
+        (
+            "booked the cheap tuesday tix by mistake, can i swap them",
+            "Saver Tuesday tickets cannot be exchanged.",
+            "swap",
+        ),
+        ("booked the cheap tuesday tix by mistake", "Saver Tuesday tickets cannot be exchanged.", "tix"),
+        ("can his meds be dropped round", "We deliver medicines free to housebound patients.", "med"),
+    ],
+    ids=["threw-up-is-vomiting", "a-pint-is-a-drink", "swap-is-exchange", "tix-are-tickets", "meds"],
+)
+def test_casual_words_meet_the_words_a_document_uses(question: str, text: str, term: str) -> None:
+    assert term in same_sense_terms(question, text)
+
+
+def test_sick_before_note_is_no_vomiting() -> None:
+    assert "sick" not in same_sense_terms(
+        "do i need a sick note", "Diarrhoea or vomiting: stay at home until 48 hours after."
+    )
+    assert "sick" in same_sense_terms(
+        "she was sick twice, can she go in", "Diarrhoea or vomiting: stay at home until 48 hours after."
+    )
