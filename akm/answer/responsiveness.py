@@ -60,6 +60,8 @@ from akm.answer.selection import (
     measured_thing,
     mentions_event,
     names_method,
+    not_itself,
+    only_asks,
     opposite_event,
     other_day,
     other_duration,
@@ -76,6 +78,8 @@ from akm.answer.selection import (
     states_instead,
     unnamed_day,
     unnamed_kind,
+    unnoticed_deed,
+    unrated,
     within_a_range,
 )
 from akm.answer.tidy import is_non_answer, refers_ahead, refers_back
@@ -180,6 +184,9 @@ class _ClaimCheck:
     entry_lacks: tuple[str, ...] = ()
     # The question's terms that neither the claim nor its passage holds, heaviest first.
     lacking: tuple[str, ...] = ()
+    # What the question asks that the claim does not say, in words ("no amount per month" for "how
+    # much is it a month"; a request to the reader for "what happens if").
+    misses: str | None = None
 
     @property
     def focus_min(self) -> float:
@@ -202,6 +209,7 @@ class _ClaimCheck:
             and self.opposite is None
             and not self.title_only
             and not self.entry_lacks
+            and self.misses is None
             and self.event
             and typed_ok
             and self.focus >= self.focus_min - 1e-9
@@ -244,6 +252,7 @@ class _ClaimCheck:
                 if self.entry_lacks
                 else ""
             )
+            + ("" if self.misses is None else f", {self.misses}")
         )
 
 
@@ -425,6 +434,14 @@ def check_responsiveness(
                 if _quotes_an_entry(claim.context, claim.text)
                 else (),
                 opposite=opposite_event(focus.question, claim.text),
+                misses=unrated(focus.question, claim.text, claim.heading, claim.columns)
+                or unnoticed_deed(focus.question, f"{claim.text} {claim.heading}")
+                or not_itself(focus.question, claim.text)
+                or (
+                    "asks the reader to do something, not what happens"
+                    if only_asks(focus.question, claim.text)
+                    else None
+                ),
                 event=focus.answer_type != "date"
                 or (
                     mentions_event(f"{claim.text} {claim.context}", focus.question)

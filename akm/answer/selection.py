@@ -1396,6 +1396,13 @@ def question_focus(question: str) -> QuestionFocus:
             and re.fullmatch(r"\d*(?:years?|yrs?|months?|y|yo)", words[index - 1], re.IGNORECASE)
         ):
             continue  # "my 9 year old", "13yr old": the age, not a word of the topic
+        if (
+            word.lower() in ("place", "places")
+            and index
+            and words[index - 1].lower() not in _STOPWORDS
+            and not _NUMBER.search(words[index - 1])
+        ):
+            continue  # "the bike hire place": the business the words before it name, no topic
         if duration and (
             (word.lower() in ("long", "soon") and index > 0 and words[index - 1].lower() == "how")
             or word.lower() in {"take", "takes", "took", "last", "lasts", "lasted", "get", "gets"}
@@ -1849,6 +1856,16 @@ _SAME_PHRASES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
         ),
         frozenset({"miss"}),
     ),
+    # "before they put their prices up": an increase.
+    (
+        re.compile(
+            r"\bput(?:s|ting)?\s+(?:(?:the|their|your|our|its|my)\s+)?(?:prices?|fees?|rents?|charges?|costs?|"
+            r"rates?|premiums?)\s+up\b|\bput(?:s|ting)?\s+up\s+(?:the\s+|their\s+)?(?:prices?|fees?|rents?|"
+            r"charges?|costs?|rates?|premiums?)\b",
+            re.IGNORECASE,
+        ),
+        frozenset({"increas", "rise", "rais"}),
+    ),
     # "he threw up last night", "she was sick": vomiting.
     (
         re.compile(
@@ -1904,10 +1921,11 @@ _AMOUNT_OF_TIME = re.compile(
     re.IGNORECASE,
 )
 _RATE_OF = {
-    "min": r"(?:per|a|an|each|every)\s+min(?:ute)?\b",
-    "minut": r"(?:per|a|an|each|every)\s+min(?:ute)?\b",
-    "hour": r"(?:per|an|each|every)\s+(?:hour|hr)\b|\bhourly\b",
-    "hr": r"(?:per|an|each|every)\s+(?:hour|hr)\b|\bhourly\b",
+    # "£5 per 30 minutes (or part)" is a rate of minutes too.
+    "min": r"(?:per|a|an|each|every)\s+(?:\d+\s*)?min(?:ute)?s?\b",
+    "minut": r"(?:per|a|an|each|every)\s+(?:\d+\s*)?min(?:ute)?s?\b",
+    "hour": r"(?:per|an|each|every)\s+(?:hour|hr)\b|\bper\s+half[\s-]+hour\b|\bhourly\b",
+    "hr": r"(?:per|an|each|every)\s+(?:hour|hr)\b|\bper\s+half[\s-]+hour\b|\bhourly\b",
     "day": r"(?:per|a|each|every)\s+day\b|\bdaily\b",
     "night": r"(?:per|a|each|every)\s+night\b|\bnightly\b",
     "week": r"(?:per|a|each|every)\s+(?:week|wk)\b|\bweekly\b",
@@ -3165,6 +3183,97 @@ def mentions_event(text: str, question: str) -> bool:
     return any(
         _ASKED_FORM.get(token) == word or _mentions_verb(token, word) for word in wanted for token in said
     )
+
+
+# "how much is silver a month", "what does it cost per night": a rate per that unit; not "a day
+# ticket" or "a year's membership", which name a kind.
+_ASKED_RATE = re.compile(
+    r"\b(?:a|per|each|every)\s+(?P<unit>month|week|year|day|night|hour)\b(?!['’])(?:\s+(?P<next>[a-z]+))?|"
+    r"\b(?P<often>monthly|weekly|yearly|annually|daily|nightly|hourly)\b",
+    re.IGNORECASE,
+)
+_OFTEN_UNIT = {"monthly": "month", "weekly": "week", "yearly": "year", "annually": "year", "daily": "day",
+               "nightly": "night", "hourly": "hour"}  # fmt: skip
+
+
+_RATE_ABBREVIATIONS = {"month": r"\bpcm\b|\bp/m\b", "year": r"\bper\s+annum\b|\bp\.a\.|\bpa\b"}
+
+
+def unrated(question: str, text: str, heading: str = "", columns: str = "") -> str | None:
+    """What a "how much ... a month" question asks that ``text`` does not give: an amount per that
+    unit. A claim, its headings and its table's header that speak of no month ("Under 6 years | £99
+    fixed" of an excess) give no monthly price, however much the passage speaks of the plan."""
+    if answer_type_of(question) != "number":
+        return None
+    for match in _ASKED_RATE.finditer(question):
+        unit = match.group("unit")
+        if unit is None:
+            unit = _OFTEN_UNIT[match.group("often").lower()]
+        elif match.group("next") and match.group("next").lower() not in _STOPWORDS:
+            continue  # "a day ticket": a kind of ticket
+        said = set(content_terms(f"{text} {heading} {columns}"))
+        # "Annual rent" is a rate per year, as "per annum" and "pcm" (per calendar month) are.
+        wanted = _same_as(stem(unit)) | {stem(unit), stem(f"{unit}ly")}
+        if said & wanted or re.search(
+            _RATE_ABBREVIATIONS.get(unit.lower(), r"$^"), f"{text} {heading} {columns}", re.I
+        ):
+            continue
+        return f"no amount per {unit.lower()}"
+    return None
+
+
+# "how much notice before they put their prices up": the notice of that deed.
+_NOTICE_BEFORE = re.compile(
+    r"\bnotice\b.*?\bbefore\s+(?:(?:they|you|we|i|he|she|it|u)\s+|the\s+[a-z]+\s+)?(?P<deed>[a-z]+)",
+    re.IGNORECASE,
+)
+
+
+def unnoticed_deed(question: str, text: str) -> str | None:
+    """The deed a "how much notice ... before <deed>" question asks the notice of, where ``text``
+    says nothing of it: the notice for cancelling a booking is not the notice of a price rise."""
+    match = _NOTICE_BEFORE.search(question)
+    if match is None or match.group("deed").lower() in _STOPWORDS:
+        return None
+    deed = match.group("deed").lower()
+    if mentions_event(text, deed) or stem(_base_form(deed, "")) in same_sense_terms(question, text):
+        return None
+    return f"says nothing of the notice before {deed!r}"
+
+
+# "the theory test itself": that thing, not what goes with it.
+# A thing after "the" or "a": "turned itself off" is a deed of its own.
+_ITSELF = re.compile(
+    r"\b(?:the|a|an|this|that|these|those)\s+(?P<thing>(?:[a-z][a-z'-]*\s+){1,3})(?:it|them)sel(?:f|ves)\b",
+    re.IGNORECASE,
+)
+
+
+def not_itself(question: str, text: str) -> str | None:
+    """The thing a question asks of "itself" ("how much does the theory test itself cost"), where
+    ``text`` does not name it: "buy access for £12" under the heading "Theory test help" prices
+    the practice app, not the test."""
+    match = _ITSELF.search(question)
+    if match is None:
+        return None
+    thing = [stem(word) for word in _WORD.findall(match.group("thing")) if word.lower() not in _STOPWORDS]
+    said = set(content_terms(text))
+    if not thing or all(term in said for term in thing):
+        return None
+    return f"names not the {' '.join(word for word in match.group('thing').split() if word.lower() not in _STOPWORDS)} itself"
+
+
+# "what happens if my gate is locked": what they will do, which a request to the reader ("If side
+# gates are locked, please leave them unlocked") does not say.
+_WHAT_HAPPENS_ASKED = re.compile(
+    r"\bwhat\s+(?:happens|will\s+happen|do\s+(?:they|you)\s+do)\b", re.IGNORECASE
+)
+_ONLY_A_REQUEST = re.compile(r"^\W*(?:(?:if|when)\b[^,.;]*,\s*)?please\s+(?!note\b)", re.IGNORECASE)
+
+
+def only_asks(question: str, text: str) -> bool:
+    """Whether ``text`` answers a "what happens if" question only with a request to the reader."""
+    return bool(_WHAT_HAPPENS_ASKED.search(question) and _ONLY_A_REQUEST.search(text))
 
 
 def states_instead(text: str, question: str) -> bool:

@@ -24,6 +24,8 @@ from akm.answer.selection import (
     measured_terms,
     measured_thing,
     mentions_event,
+    not_itself,
+    only_asks,
     opposite_event,
     other_day,
     other_duration,
@@ -43,6 +45,8 @@ from akm.answer.selection import (
     stem,
     unnamed_day,
     unnamed_kind,
+    unnoticed_deed,
+    unrated,
     within_a_range,
     without_question,
 )
@@ -2749,6 +2753,11 @@ def test_a_rate_per_unit_answers_how_much_for_a_number_of_those_units() -> None:
     assert rated_amounts("how much is a 30 day pass", "£5 per day") == set()
     assert rated_amounts("is it free for 3 nights", "Rooms are £50 a night.") == set()
     assert rated_amounts("how much for 3 nights", "£20 per week") == set()
+    # A rate per a number of minutes: "£5 per 30 minutes (or part)".
+    assert rated_amounts(
+        "if we get the bikes back 50 mins late whats the charge per bike",
+        "we charge £5 per 30 minutes (or part)",
+    ) == {"50", "min"}
 
 
 def test_a_length_without_a_bound_speaks_of_the_same_length_asked() -> None:
@@ -2891,3 +2900,80 @@ def test_sick_before_note_is_no_vomiting() -> None:
     assert "sick" in same_sense_terms(
         "she was sick twice, can she go in", "Diarrhoea or vomiting: stay at home until 48 hours after."
     )
+
+
+def test_a_price_asked_per_month_needs_an_amount_per_month() -> None:
+    question = "how much is silver a month for my 3 year old cat"
+    excess = "| Under 6 years | £150 fixed | £99 fixed | £75 fixed |"
+    header = "| Pet's age at treatment | Bronze | Silver | Gold |"
+    assert unrated(question, excess, "Excess", header) == "no amount per month"
+    verdict = check_responsiveness(
+        question_focus(question),
+        [
+            ClaimInContext(
+                claim_id="claim-1", text=excess, context=f"Silver cover for cats. {excess}", columns=header
+            )
+        ],
+        None,
+    )
+    assert not verdict.responsive and "no amount per month" in verdict.reason
+    # A rate in the claim, its heading or its table's header answers; "a day ticket" is a kind of ticket.
+    assert unrated("how much a month is the dental plan", "Adult plan £15.50 per month") is None
+    assert (
+        unrated("how much a month is the dental plan", "| Adult | £15.50 |", "", "| Plan | Monthly fee |")
+        is None
+    )
+    assert unrated("how much is it monthly", "£9.99 a month") is None
+    assert (
+        unrated(
+            "How much is the yearly rent on a half plot?", "| Half plot | £52.00 |", "", "| Annual rent |"
+        )
+        is None
+    )
+    assert unrated("how much a year is it", "£40 per annum") is None
+    assert unrated("how much a year is it", "£40") == "no amount per year"
+    assert unrated("how much is a day ticket on the bus", "Day ticket £5") is None
+    assert unrated("when does it open a day", "£5") is None
+
+
+def test_the_notice_before_a_deed_is_not_the_notice_before_another() -> None:
+    question = "how much notice does clearview give before they put their prices up"
+    cancel = "Bookings cancelled with less than 48 hours' notice are charged a £25 fee."
+    assert unnoticed_deed(question, cancel) == "says nothing of the notice before 'put'"
+    assert unnoticed_deed(question, "We give 30 days' notice of any price increase.") is None
+    assert unnoticed_deed("how much notice do i need to give before cancelling", cancel) is None
+    verdict = check_responsiveness(
+        question_focus(question), [_claim(cancel, f"Clearview prices. {cancel}")], None
+    )
+    assert not verdict.responsive
+
+
+def test_a_thing_asked_of_itself_is_named_by_the_claim() -> None:
+    question = "how much does the theory test itself cost"
+    app = "Other pupils can buy access for £12."
+    assert not_itself(question, app) == "names not the theory test itself"
+    assert not_itself(question, "The theory test costs £23.") is None
+    # "turned itself off" is what the fryer did.
+    assert not_itself("air fryer says e3 and turned itself off", "E3: overheating cut-out.") is None
+    verdict = check_responsiveness(
+        question_focus(question),
+        [ClaimInContext(claim_id="claim-1", text=app, context=app, heading="Theory test help")],
+        None,
+    )
+    assert not verdict.responsive and "itself" in verdict.reason
+
+
+def test_what_happens_is_not_answered_by_a_request_to_the_reader() -> None:
+    question = "what happens with the window cleaner if my side gate is locked on the day"
+    request = "If side gates are locked, please leave them unlocked on your cleaning day or give us the code."
+    assert only_asks(question, request)
+    assert not only_asks(question, "If we cannot get in to the back, we clean the front only and charge 50%.")
+    assert not only_asks(question, "Please note: if the gate is locked we clean the front only.")
+    assert not only_asks("how do i let them in if my gate is locked", request)
+
+
+def test_a_place_named_by_what_it_does_is_that_business() -> None:
+    assert "plac" not in question_focus("is the bike hire place open on a monday in november").weights
+    assert "plac" not in question_focus("can i bring my dog to the coworking place on fridays").weights
+    # A place of one's own at a nursery is a topic.
+    assert "plac" in question_focus("is there a place for my son at the nursery").weights
