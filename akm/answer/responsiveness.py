@@ -76,6 +76,7 @@ from akm.answer.selection import (
     same_sense_terms,
     spanned_duration,
     states_instead,
+    unheaded,
     unnamed_day,
     unnamed_kind,
     unnoticed_deed,
@@ -435,6 +436,7 @@ def check_responsiveness(
                 else (),
                 opposite=opposite_event(focus.question, claim.text),
                 misses=unrated(focus.question, claim.text, claim.heading, claim.columns)
+                or unheaded(focus.question, claim.text, claim.columns)
                 or unnoticed_deed(focus.question, f"{claim.text} {claim.heading}")
                 or not_itself(focus.question, claim.text)
                 or (

@@ -2386,6 +2386,29 @@ def column_band_terms(question: str, row: str, columns: str) -> set[str]:
     return held
 
 
+# "the average upload and download", "both": a question that asks two things of a row.
+_TWO_ASKED = re.compile(r"\band\b|\bboth\b|&|,", re.IGNORECASE)
+
+
+def unheaded(question: str, row: str, columns: str) -> str | None:
+    """The words a question names a column by ("minimum guaranteed upload") that no one column of a
+    quoted table row's header holds together, only several ("Average upload", "Minimum guaranteed
+    download"): the row has no such value. The first column names what the rows are, and a word the
+    row's cells hold picks the row, not a column; a question that asks two things ("upload and
+    download") may name two."""
+    if not row.strip().startswith("|") or not columns or _TWO_ASKED.search(question):
+        return None
+    headers, values = _cells(columns), _cells(row)
+    if len(headers) != len(values) or len(headers) < 3:
+        return None
+    asked = set(question_focus(question).weights) - set(content_terms(" ".join(values)))
+    by_column = [set(content_terms(header)) & asked for header in headers[1:]]
+    named = set().union(*by_column)
+    if len(named) < 2 or any(terms == named for terms in by_column):
+        return None
+    return f"no column of {' '.join(sorted(named))}"
+
+
 def duration_terms(question: str) -> set[str]:
     """The stems of the lengths of time a question gives ("10 days": "10", "day")."""
     return {

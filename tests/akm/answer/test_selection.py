@@ -43,6 +43,7 @@ from akm.answer.selection import (
     spanned_duration,
     states_instead,
     stem,
+    unheaded,
     unnamed_day,
     unnamed_kind,
     unnoticed_deed,
@@ -2977,3 +2978,25 @@ def test_a_place_named_by_what_it_does_is_that_business() -> None:
     assert "plac" not in question_focus("can i bring my dog to the coworking place on fridays").weights
     # A place of one's own at a nursery is a topic.
     assert "plac" in question_focus("is there a place for my son at the nursery").weights
+
+
+def test_a_measure_asked_by_its_column_is_named_by_one_column() -> None:
+    columns = (
+        "| Package | Average download | Average upload | Minimum guaranteed download | "
+        "Monthly price (24-month contract) | Monthly price (12-month contract) |"
+    )
+    row = "| Lynx 500 | 500 Mbps | 75 Mbps | 250 Mbps | £33.00 | £38.00 |"
+    question = "whats the minimum guaranteed upload speed on lynx 500"
+    assert unheaded(question, row, columns) == "no column of guarant minimum upload"
+    verdict = check_responsiveness(
+        question_focus(question),
+        [ClaimInContext(claim_id="claim-1", text=row, context=f"{columns}\n| --- |\n{row}", columns=columns)],
+        None,
+    )
+    assert not verdict.responsive and "no column of" in verdict.reason
+    # One column holds what is asked; two things asked may be named by two; the first column names
+    # the rows.
+    assert unheaded("whats the minimum guaranteed download speed on lynx 500", row, columns) is None
+    assert unheaded("how much is lynx 500 a month on a 12 month contract", row, columns) is None
+    assert unheaded("the average upload and download on lynx 500", row, columns) is None
+    assert unheaded("whats the price of the package lynx 500", row, columns) is None
