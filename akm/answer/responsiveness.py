@@ -56,6 +56,7 @@ from akm.answer.selection import (
     deed_objects,
     fills_answer_type,
     is_polar_question,
+    limited_days,
     measured_terms,
     measured_thing,
     mentions_event,
@@ -356,6 +357,11 @@ def check_responsiveness(
             | measured_terms(focus.question, claim.text)
             | spanned_duration(focus.question, claim.columns)
             | column_band_terms(focus.question, claim.text, claim.columns)
+            # Days the claim limits the thing to answer whether on another ("Saturdays and Sundays
+            # only" for a Friday); only in the claim's check, so that it does not draw to the
+            # prompt every sentence that names days ("Yes, for men's cuts on Saturday mornings
+            # only" for whether the salon is open on Mondays).
+            | limited_days(focus.question, f"{claim.text} {claim.heading}")
         )
         # An abbreviation the question uses is met where the passage or its headings spell it out.
         with_context = (

@@ -2682,6 +2682,18 @@ def _days_named(text: str) -> set[int]:
     return days
 
 
+def limited_days(question: str, text: str) -> set[str]:
+    """The stems of the days a yes-or-no question asks about ("can i book a kids party for a friday
+    afternoon") where ``text`` limits the thing to other days ("Parties are held on Saturdays and
+    Sundays only"): the limit answers it, no, as the hours a text gives answer an hour asked."""
+    if not asks_yes_or_no(question) or not re.search(r"\bonly\b", text, re.IGNORECASE):
+        return set()
+    asked, own = _days_named(question), _days_named(text)
+    if not asked or not own or asked & own:
+        return set()
+    return {stem(word) for word in _WORD.findall(question) if _days_named(word)}
+
+
 def other_day(question: str, claim: str, before: str = "", heading: str = "") -> str | None:
     """The other day of the week a claim speaks of, when the question asks about a day ("the last
     sailing back on a Saturday") that neither the claim nor its heading names, and the claim, or the
@@ -2694,6 +2706,8 @@ def other_day(question: str, claim: str, before: str = "", heading: str = "") ->
     holiday = _HOLIDAY_ASKED.search(question)
     if holiday and not _HOLIDAY_SAID.search(f"{claim} {heading}"):
         return f"days that are not holidays (asked: {holiday.group().lower()})"
+    if limited_days(question, f"{claim} {heading}"):
+        return None  # "Saturdays and Sundays only" answers whether on a Friday
     asked = _days_named(question)
     if not asked:
         return None

@@ -21,6 +21,7 @@ from akm.answer.selection import (
     fills_answer_type,
     generalised_terms,
     heading_words,
+    limited_days,
     measured_terms,
     measured_thing,
     mentions_event,
@@ -3000,3 +3001,20 @@ def test_a_measure_asked_by_its_column_is_named_by_one_column() -> None:
     assert unheaded("how much is lynx 500 a month on a 12 month contract", row, columns) is None
     assert unheaded("the average upload and download on lynx 500", row, columns) is None
     assert unheaded("whats the price of the package lynx 500", row, columns) is None
+
+
+def test_days_a_thing_is_limited_to_answer_a_yes_or_no_question_about_another_day() -> None:
+    question = "can i book a kids party at the hall for a friday afternoon"
+    rule = "Kids parties at the hall are held on Saturdays and Sundays only, starting at 10am, 1pm or 4pm."
+    assert limited_days(question, rule) == {"friday"}
+    assert other_day(question, rule) is None
+    verdict = check_responsiveness(
+        question_focus(question), [_claim(rule, f"Booking the hall. {rule}")], None
+    )
+    assert verdict.responsive, verdict.reason
+    # Days that hold the asked one, days without "only", or a question that asks no yes or no: no.
+    slots = "| Two-hour timed slot | 8am to 6pm | Monday to Friday | Priority customers only |"
+    assert limited_days("can i get an evening appointment on a wednesday", slots) == set()
+    assert limited_days(question, "Kids parties are held on Saturdays and Sundays.") == set()
+    assert limited_days("how much is a kids party on a friday", rule) == set()
+    assert other_day("how much is a kids party on a friday", rule) == "Saturday, Sunday (asked: Friday)"
