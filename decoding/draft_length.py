@@ -251,7 +251,7 @@ def measure_verify_cost(
                     best[k, kernel] = min(best.get((k, kernel), float("inf")), elapsed)
     fastest = [min(choices[k], key=lambda kernel: best[k, kernel]) for k in range(max_draft + 1)]
     if lean is not None:
-        for kernel in ("onednn", "packed"):
+        for kernel in ("onednn", "packed", "native"):
             if kernel not in fastest and (prefill is None or prefill[0] != kernel):
                 lean.drop_copies(kernel)
     return VerifyCostCurve(

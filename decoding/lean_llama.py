@@ -29,8 +29,9 @@ row count's kernel can be set (`set_kernel`): `stock`, `packed` (4-16 rows), `tr
 computes `(W @ x^T)^T`, the large weight as the left operand in its stored order, or `onednn`,
 oneDNN's linear over a copy of the weights in its own layout (made the first time a row count takes
 it, shared, about the size of the model's weights), or `native` (`decoding.native_kernel`, a C kernel
-built on first use that reads each weight row once for every row of the block; offered where it
-builds and passes its self-test). On an AVX2-only CPU whose MKL took a slow path,
+built on first use that reads a copy of the weights packed in panels once for every row of the block;
+the copy is made the first time a row count takes it, shared, and as large as the weights; offered
+where it builds and passes its self-test). On an AVX2-only CPU whose MKL took a slow path,
 the stock kernel made two rows cost 2.0x one row, the transposed one 0.9x; over 9 rows the whole
 forward cost 1.7x one row transposed and 1.4x with oneDNN.
 `decoding.draft_length.measure_verify_cost` times every choice and the decoder takes the fastest.
@@ -63,7 +64,7 @@ from torch.utils.weak import WeakIdKeyDictionary
 from transformers import LlamaForCausalLM
 
 from decoding.draft_tree import row_depths, tree_mask
-from decoding.native_kernel import CachePointers, LayerPointers, native_kernel
+from decoding.native_kernel import CachePointers, LayerPointers, NativeKernel, Panels, native_kernel
 from decoding.packed_linear import is_prepacked
 
 _INITIAL_CAPACITY = 512
@@ -81,6 +82,8 @@ PREFILL_KERNELS: tuple[str, ...] = ("stock", "onednn")
 _PACKED: WeakIdKeyDictionary = WeakIdKeyDictionary()
 # oneDNN's copy of each weight tensor (one layout serves every row count), made when first needed.
 _ONEDNN: WeakIdKeyDictionary = WeakIdKeyDictionary()
+# The native kernel's panels of each weight tensor (decoding.native_kernel), made when first needed.
+_PANELS: WeakIdKeyDictionary = WeakIdKeyDictionary()
 
 
 def _float32_cpu(model: nn.Module) -> bool:
@@ -121,6 +124,15 @@ def can_pack(model: nn.Module) -> bool:
         and torch.backends.mkl.is_available()  # type: ignore[no-untyped-call]
         and hasattr(torch.ops.mkl, "_mkl_reorder_linear_weight")
     )
+
+
+def native_panels(kernel: NativeKernel, weight: torch.Tensor) -> Panels:
+    """`weight` packed in the native kernel's panels (made once, then shared)."""
+    if weight not in _PANELS:
+        with torch.inference_mode():
+            _PANELS[weight] = kernel.pack(weight.detach())
+    panels: Panels = _PANELS[weight]
+    return panels
 
 
 def packed_weight(weight: torch.Tensor, rows: int) -> torch.Tensor:
@@ -238,9 +250,21 @@ class LeanLlama:
         self._native = (
             native_kernel() if can_use_native(model) and all(w.is_contiguous() for w in weights) else None
         )
-        # The decoder layers for the native kernel's `lean_layers`: a block whose products take the
-        # native kernel runs its whole layer stack in one call (norms, rotations, attention and all).
-        self._native_layers = self._layer_pointers() if self._native is not None and native_layers else None
+        # The native kernel's panels by weight id, fetched when a row count first takes it.
+        self._panels: dict[int, Panels] = {}
+        # Whether a block whose products take the native kernel runs its whole layer stack in one call
+        # to its `lean_layers` (norms, rotations, attention and all); the pointers are made on first use.
+        self._native_layers_wanted = (
+            self._native is not None
+            and native_layers
+            and LayerPointers.suits(self.heads, self.kv_heads, self.head_dim)
+            and all(
+                norm.dtype == torch.float32 and norm.is_contiguous()
+                for layer in self.layers
+                for norm in (layer.attention_norm, layer.mlp_norm)
+            )
+        )
+        self._native_layers: LayerPointers | None = None
         # oneDNN copies by weight id, fetched when a row count first takes the oneDNN kernel.
         self._onednn: dict[int, torch.Tensor] = {}
         self.length = 0
@@ -256,20 +280,32 @@ class LeanLlama:
     def runs_native_layers(self) -> bool:
         """Whether a block whose products take the native kernel runs its layers in the kernel's C
         (`lean_layers`) too; False where the kernel is missing or the model's shapes do not suit it."""
-        return self._native_layers is not None
+        return self._native_layers_wanted
 
-    def _layer_pointers(self) -> LayerPointers | None:
-        try:
-            return LayerPointers(
+    def _native_panels(self, weight: torch.Tensor) -> Panels:
+        panels = self._panels.get(id(weight))
+        if panels is None:
+            assert self._native is not None
+            panels = self._panels[id(weight)] = native_panels(self._native, weight)
+        return panels
+
+    def _layer_pointers(self) -> LayerPointers:
+        if self._native_layers is None:
+            self._native_layers = LayerPointers(
                 [
                     (
-                        layer.q,
-                        layer.k,
-                        layer.v,
-                        layer.o,
-                        layer.gate,
-                        layer.up,
-                        layer.down,
+                        *(
+                            self._native_panels(weight)
+                            for weight in (
+                                layer.q,
+                                layer.k,
+                                layer.v,
+                                layer.o,
+                                layer.gate,
+                                layer.up,
+                                layer.down,
+                            )
+                        ),
                         layer.attention_norm,
                         layer.mlp_norm,
                     )
@@ -280,8 +316,7 @@ class LeanLlama:
                 dim=self.head_dim,
                 eps=self.epsilon,
             )
-        except ValueError:
-            return None  # a head size or a norm weight the C layers do not take: products only
+        return self._native_layers
 
     @staticmethod
     def supports(model: nn.Module) -> bool:
@@ -409,16 +444,19 @@ class LeanLlama:
             self.kernels[rows] = kernel
 
     def drop_copies(self, kernel: str) -> None:
-        """Forget the copies of this model's weights made for `kernel` (`onednn` or `packed`), shared
-        ones included: a measurement that chose another kernel frees their memory. A LeanLlama still
-        using them keeps its own references; one that takes the kernel again makes them anew."""
-        shared = {"onednn": _ONEDNN, "packed": _PACKED}[kernel]
+        """Forget the copies of this model's weights made for `kernel` (`onednn`, `packed` or `native`),
+        shared ones included: a measurement that chose another kernel frees their memory. A LeanLlama
+        still using them keeps its own references; one that takes the kernel again makes them anew."""
+        shared = {"onednn": _ONEDNN, "packed": _PACKED, "native": _PANELS}[kernel]
         for weight in self._weights:
             if weight in shared:
                 del shared[weight]
         if kernel == "onednn":
             self._onednn = {}
             self.prefill_kernel = "stock"
+        elif kernel == "native":
+            self._panels = {}
+            self._native_layers = None
         else:
             self._packs = {}
 
@@ -437,7 +475,9 @@ class LeanLlama:
             return transposed.reshape(*inputs.shape[:-1], weight.shape[0])
         if kernel == "native":
             assert self._native is not None
-            return self._native.product(rows, weight).reshape(*inputs.shape[:-1], weight.shape[0])
+            return self._native.product(rows, self._native_panels(weight)).reshape(
+                *inputs.shape[:-1], weight.shape[0]
+            )
         if kernel == "onednn":
             product: torch.Tensor = torch.ops.mkldnn._linear_pointwise(
                 rows, self._onednn[id(weight)], None, "none", [], ""
@@ -489,7 +529,7 @@ class LeanLlama:
         else:
             self._active_kernels = {count: self.prefill_kernel}
         hidden = functional.embedding(torch.tensor([tokens], device=self.device), self.embedding)
-        if self._native_layers is not None and self._active_kernels.get(count) == "native":
+        if self._native_layers_wanted and self._active_kernels.get(count) == "native":
             assert self._native is not None
             if parents is None:
                 positions = torch.arange(start, end)
@@ -501,7 +541,7 @@ class LeanLlama:
                 allowed = tree_mask(parents, 0).to(torch.uint8)
             rows = hidden[0]
             self._native.decoder_layers(
-                self._native_layers,
+                self._layer_pointers(),
                 rows,
                 CachePointers(self._keys, self._values, self._cos, self._sin),
                 start,

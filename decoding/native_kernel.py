@@ -4,8 +4,9 @@ A forward over one to a few new tokens reads every weight once and does little a
 its speed is the speed at which the linear layers stream their weights from memory. The BLAS kernels
 torch calls reach about half of this machine's read bandwidth on such skinny products (measured in
 docs/speculative-decoding.md: on the 2-core AMD EPYC the model's weights took 61-95 ms through them
-against 30-33 ms to sum the same bytes). This kernel reads each weight row once, multiplies it with
-every input row while it sits in registers, and splits the output rows between OpenMP threads.
+against 30-33 ms to sum the same bytes). This kernel multiplies a copy of each weight packed in panels
+of 16 outputs (`NativeKernel.pack`, as large as the weight), reading each panel once for every row of
+the block, and splits the panels between OpenMP threads.
 
 It is C, compiled on first use with the system's C compiler (`cc`, or `$CC`) into a cache directory
 (`$DECODING_NATIVE_CACHE`, else `$XDG_CACHE_HOME/akm/native-kernel` or `~/.cache/akm/native-kernel`)
@@ -63,114 +64,122 @@ static inline float sum8(__m256 a) {
   return _mm_cvtss_f32(s);
 }
 
-/* The hardware prefetcher alone falls behind once a pass does more than a little arithmetic per
-   weight: 8 rows took 17.8 ms for the model's linear layers against 12.6 ms for one row. Asking for the
-   weight line 16 KB ahead, one request per 64-byte line, keeps the read streaming: 1 to 8 rows then
-   all took 12.0-13.0 ms. The address is computed as an integer, since it can lie past the weight's
-   end, where a prefetch is harmless but a pointer would not be defined. */
-#define AHEAD_BYTES 16384
-static inline void prefetch_ahead(const float* at) {
-  __builtin_prefetch((const void*)((unsigned long)at + AHEAD_BYTES), 0, 3);
-}
+/* A weight is multiplied in panels: the weight's rows cut into groups of PANEL consecutive outputs,
+   each group stored input by input (panel q, input k: w[q*PANEL .. q*PANEL+15][k], the last panel
+   padded with zeros). A pass over a panel loads PANEL weights of one input into two registers and
+   multiplies them with that input of every row of the block, broadcast, into two accumulators per
+   row: each output is one chain of multiply-adds over its inputs in order, whatever the other rows
+   of the block, so a row of a block equals that row alone, bit for bit. Against the kernel before
+   (each weight row dotted with every input row, eight partial sums a row): per multiply-add one
+   broadcast instead of one load of eight inputs, and no sums across a register at the end. On a
+   2-core AMD EPYC with AVX-512 the model's linear layers took 12.8-14.5 ms for 1-4 rows against
+   13.6-18.0 before, 19.6 for 8 rows against 23.2, 27.5 for 16 against 36.2
+   (docs/speculative-decoding.md). */
+#define PANEL 16
 
-/* y[r][n] = sum_k w[n][k] * x[r][k] for R rows of x: w row-major N x K, x R x K, y R x N.
-   Outputs are computed a tile of TILE consecutive n at a time into a buffer, then written row by row:
-   writing y[r][n] for every r as each n is done scattered R stores a step over rows N floats apart,
-   which (N a multiple of 1024, as an LM head's vocabulary often is) all fall in one cache set and
-   measured 2.3x slower for 8 rows of a 49152 x 576 weight.
-   A group of up to 15 rows keeps one accumulator per row and the weight in AVX2's 16 registers (the
-   multiply-adds read the input rows from memory). More rows are split into groups of equal size, since
-   a group of one row waits on its single chain of multiply-adds: 9 rows as 8 + 1 took 21.8 ms for the
-   model's linear layers, as one group 16.5. The first group reads the tile's weights from memory (TILE
-   rows of a few KB each, which stay in the core's L2 cache) and the later groups read them from there,
-   so 16 rows cost one read of the weights, not two. */
-#define TILE 32
-#define GROUP(R)                                                                       \
-  static void group##R(const float* w, const float* x, float (*out)[TILE], long first, \
-                       long last, long k_in, int fetch) {                              \
-    long tail = k_in - k_in % 8;                                                       \
-    for (long n = first; n < last; n++) {                                              \
-      const float* row = w + n * k_in;                                                 \
-      __m256 acc[R];                                                                   \
-      for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps();                        \
-      for (long k = 0; k < tail; k += 8) {                                             \
-        if (fetch && (k & 15) == 0) prefetch_ahead(row + k);                           \
-        __m256 weights = _mm256_loadu_ps(row + k);                                     \
-        for (int r = 0; r < R; r++)                                                    \
-          acc[r] = _mm256_fmadd_ps(weights, _mm256_loadu_ps(x + r * k_in + k), acc[r]);  \
-      }                                                                                \
-      for (int r = 0; r < R; r++) {                                                    \
-        float total = sum8(acc[r]);                                                    \
-        for (long k = tail; k < k_in; k++) total += row[k] * x[r * k_in + k];          \
-        out[r][n - first] = total;                                                     \
-      }                                                                                \
-    }                                                                                  \
-  }
-
-GROUP(1)
-GROUP(2)
-GROUP(3)
-GROUP(4)
-GROUP(5)
-GROUP(6)
-GROUP(7)
-GROUP(8)
-GROUP(9)
-GROUP(10)
-GROUP(11)
-GROUP(12)
-GROUP(13)
-GROUP(14)
-GROUP(15)
-
-/* Up to CHUNK rows share one read of the weights; more go CHUNK at a time. */
-#define CHUNK 64
-#define MAX_GROUP 15
-static void chunk(const float* w, const float* x, float* y, long n_out, long k_in, long rows,
-                  int threads) {
-  long tiles = (n_out + TILE - 1) / TILE;
+/* Packs w (n_out x k_in, row-major) into panels: (n_out + PANEL - 1) / PANEL panels of k_in x PANEL. */
+void pack_panels(const float* w, float* panels, long n_out, long k_in, int threads) {
+  long count = (n_out + PANEL - 1) / PANEL;
 #pragma omp parallel for schedule(static) num_threads(threads)
-  for (long tile = 0; tile < tiles; tile++) {
-    float out[CHUNK][TILE];
-    long first = tile * TILE;
-    long last = first + TILE < n_out ? first + TILE : n_out;
-    long groups = (rows + MAX_GROUP - 1) / MAX_GROUP;
-    for (long group = 0, done = 0; group < groups; group++) {
-      long count = (rows - done) / (groups - group);
-      const float* xs = x + done * k_in;
-      float(*os)[TILE] = out + done;
-      int fetch = group == 0;
-      switch (count) {
-        case 1: group1(w, xs, os, first, last, k_in, fetch); break;
-        case 2: group2(w, xs, os, first, last, k_in, fetch); break;
-        case 3: group3(w, xs, os, first, last, k_in, fetch); break;
-        case 4: group4(w, xs, os, first, last, k_in, fetch); break;
-        case 5: group5(w, xs, os, first, last, k_in, fetch); break;
-        case 6: group6(w, xs, os, first, last, k_in, fetch); break;
-        case 7: group7(w, xs, os, first, last, k_in, fetch); break;
-        case 8: group8(w, xs, os, first, last, k_in, fetch); break;
-        case 9: group9(w, xs, os, first, last, k_in, fetch); break;
-        case 10: group10(w, xs, os, first, last, k_in, fetch); break;
-        case 11: group11(w, xs, os, first, last, k_in, fetch); break;
-        case 12: group12(w, xs, os, first, last, k_in, fetch); break;
-        case 13: group13(w, xs, os, first, last, k_in, fetch); break;
-        case 14: group14(w, xs, os, first, last, k_in, fetch); break;
-        default: group15(w, xs, os, first, last, k_in, fetch); break;
-      }
-      done += count;
+  for (long q = 0; q < count; q++) {
+    float* panel = panels + q * k_in * PANEL;
+    for (long j = 0; j < PANEL; j++) {
+      long n = q * PANEL + j;
+      for (long k = 0; k < k_in; k++) panel[k * PANEL + j] = n < n_out ? w[n * k_in + k] : 0.0f;
     }
-    for (long r = 0; r < rows; r++)
-      for (long n = first; n < last; n++) y[r * n_out + n] = out[r][n - first];
   }
 }
 
-/* Every row is summed by the same code whatever the number of rows: a row of a block equals that row
-   alone, bit for bit. */
-void few_rows_linear(const float* w, const float* x, float* y, long n_out, long k_in, long rows,
-                     int threads) {
+/* The hardware prefetcher alone falls behind once a pass does more than a little arithmetic per
+   weight. Asking for the panel's line 4 KB ahead into the core's L2 cache (not L1, which the block's
+   input rows need) keeps the read streaming; 16 KB ahead into L1 measured 5-10% slower. The address
+   is computed as an integer, since it can lie past the panels' end, where a prefetch is harmless but
+   a pointer would not be defined. */
+#define AHEAD_BYTES 4096
+static inline void prefetch_ahead(const float* at) {
+  __builtin_prefetch((const void*)((unsigned long)at + AHEAD_BYTES), 0, 1);
+}
+
+/* Outputs of one panel for R rows of x (R x k_in) into out (R x PANEL). Six rows keep twelve
+   accumulators, the panel's two registers and a broadcast in AVX2's sixteen. The inputs are summed
+   SPAN at a time and the spans' sums added into out in order: for 8 rows of 1536 unit normals by
+   1536 outputs, one chain over all inputs was up to 2.3e-4 from the float64 product (mean 1.9e-5),
+   spans of 64 up to 3.1e-5 (mean 5.3e-6), the kernel before up to 4.9e-5 and torch's up to 5.0e-5. */
+#define SPAN 64
+#define BLOCK(R)                                                                                  \
+  static void block##R(const float* panel, const float* x, float (*out)[PANEL], long k_in,         \
+                       int fetch) {                                                               \
+    for (long from = 0; from < k_in; from += SPAN) {                                              \
+      long to = from + SPAN < k_in ? from + SPAN : k_in;                                          \
+      __m256 low[R], high[R];                                                                     \
+      for (int r = 0; r < R; r++) low[r] = high[r] = _mm256_setzero_ps();                         \
+      for (long k = from; k < to; k++) {                                                          \
+        const float* at = panel + k * PANEL;                                                      \
+        if (fetch && (k & 3) == 0) prefetch_ahead(at);                                            \
+        __m256 a = _mm256_loadu_ps(at), b = _mm256_loadu_ps(at + 8);                              \
+        for (int r = 0; r < R; r++) {                                                             \
+          __m256 s = _mm256_broadcast_ss(x + r * k_in + k);                                       \
+          low[r] = _mm256_fmadd_ps(a, s, low[r]);                                                 \
+          high[r] = _mm256_fmadd_ps(b, s, high[r]);                                               \
+        }                                                                                         \
+      }                                                                                           \
+      for (int r = 0; r < R; r++) {                                                               \
+        if (from) {                                                                               \
+          low[r] = _mm256_add_ps(_mm256_loadu_ps(out[r]), low[r]);                                \
+          high[r] = _mm256_add_ps(_mm256_loadu_ps(out[r] + 8), high[r]);                          \
+        }                                                                                         \
+        _mm256_storeu_ps(out[r], low[r]);                                                         \
+        _mm256_storeu_ps(out[r] + 8, high[r]);                                                    \
+      }                                                                                           \
+    }                                                                                             \
+  }
+
+BLOCK(1)
+BLOCK(2)
+BLOCK(3)
+BLOCK(4)
+BLOCK(5)
+BLOCK(6)
+
+/* More than MAX_BLOCK rows are split into blocks of equal size (8 rows as 4 + 4: a block of few rows
+   waits on its short chains of multiply-adds); the first block reads the panel from memory and the
+   later ones from the core's cache, so a block of up to CHUNK rows costs one read of the weights. */
+#define MAX_BLOCK 6
+#define CHUNK 64
+static void chunk(const float* panels, const float* x, float* y, long n_out, long k_in, long rows,
+                  int threads) {
+  long count = (n_out + PANEL - 1) / PANEL;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (long q = 0; q < count; q++) {
+    float out[CHUNK][PANEL];
+    const float* panel = panels + q * k_in * PANEL;
+    long blocks = (rows + MAX_BLOCK - 1) / MAX_BLOCK;
+    for (long block = 0, done = 0; block < blocks; block++) {
+      long size = (rows - done) / (blocks - block);
+      const float* xs = x + done * k_in;
+      float(*os)[PANEL] = out + done;
+      int fetch = block == 0;
+      switch (size) {
+        case 1: block1(panel, xs, os, k_in, fetch); break;
+        case 2: block2(panel, xs, os, k_in, fetch); break;
+        case 3: block3(panel, xs, os, k_in, fetch); break;
+        case 4: block4(panel, xs, os, k_in, fetch); break;
+        case 5: block5(panel, xs, os, k_in, fetch); break;
+        default: block6(panel, xs, os, k_in, fetch); break;
+      }
+      done += size;
+    }
+    long width = n_out - q * PANEL < PANEL ? n_out - q * PANEL : PANEL;
+    for (long r = 0; r < rows; r++) memcpy(y + r * n_out + q * PANEL, out[r], sizeof(float) * width);
+  }
+}
+
+/* y (rows x n_out) = x (rows x k_in) times the packed weight transposed. */
+void panel_linear(const float* panels, const float* x, float* y, long n_out, long k_in, long rows,
+                  int threads) {
   for (long first = 0; first < rows; first += CHUNK) {
     long count = rows - first < CHUNK ? rows - first : CHUNK;
-    chunk(w, x + first * k_in, y + first * n_out, n_out, k_in, count, threads);
+    chunk(panels, x + first * k_in, y + first * n_out, n_out, k_in, count, threads);
   }
 }
 
@@ -228,42 +237,136 @@ static void rotate(float* x, const float* c, const float* s, long dim) {
   }
 }
 
-/* One query row of one head over the keys it may see: the cached positions before `start`, then
-   the block's rows `allowed` marks for row r (NULL: rows up to r, a chain). dim is a multiple of 8
-   and at most 256; scores and order hold start + count + 8 entries. */
-static void attend(const float* q, const float* keys, const float* values, long dim, long start,
-                   long count, long r, const unsigned char* allowed, float scale, float* scores,
-                   long* order, float* out) {
-  long n = 0;
-  for (long j = 0; j < start; j++) order[n++] = j;
-  for (long c = 0; c < count; c++)
-    if (allowed ? allowed[r * count + c] : c <= r) order[n++] = start + c;
-  float most = -INFINITY;
-  for (long i = 0; i < n; i++) {
-    const float* key = keys + order[i] * dim;
-    __m256 acc = _mm256_setzero_ps();
-    for (long d = 0; d < dim; d += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), _mm256_loadu_ps(key + d), acc);
-    scores[i] = sum8(acc) * scale;
-    if (scores[i] > most) most = scores[i];
-  }
-  long padded = (n + 7) / 8 * 8;
-  for (long i = n; i < padded; i++) scores[i] = -INFINITY;
-  __m256 top = _mm256_set1_ps(most), total = _mm256_setzero_ps();
-  for (long i = 0; i < padded; i += 8) {
-    __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(scores + i), top));
-    _mm256_storeu_ps(scores + i, e);
-    total = _mm256_add_ps(total, e);
-  }
-  __m256 acc[32];
+/* A key's score: one chain of multiply-adds over the head's dimensions, eight lanes wide, its lanes
+   summed as ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7)), times the scale. scores8 makes the same sums
+   for eight keys at once. */
+static inline __attribute__((always_inline)) __m256 dot_lanes(const float* query, const float* key, long dim) {
+  __m256 acc = _mm256_setzero_ps();
+  for (long d = 0; d < dim; d += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(query + d), _mm256_loadu_ps(key + d), acc);
+  return acc;
+}
+
+static inline __attribute__((always_inline)) float score(const float* query, const float* key, long dim, float scale) {
+  __m256 acc = dot_lanes(query, key, dim);
+  __m256 pairs = _mm256_hadd_ps(acc, acc);
+  __m256 quads = _mm256_hadd_ps(pairs, pairs);
+  __m128 sum = _mm_add_ps(_mm256_castps256_ps128(quads), _mm256_extractf128_ps(quads, 1));
+  return _mm_cvtss_f32(sum) * scale;
+}
+
+static inline __attribute__((always_inline)) void scores8(const float* query, const float* keys, long dim,
+                                                          float scale, float* out) {
+  __m256 acc[8];
+  for (int j = 0; j < 8; j++) acc[j] = dot_lanes(query, keys + j * dim, dim);
+  __m256 quads0 = _mm256_hadd_ps(_mm256_hadd_ps(acc[0], acc[1]), _mm256_hadd_ps(acc[2], acc[3]));
+  __m256 quads1 = _mm256_hadd_ps(_mm256_hadd_ps(acc[4], acc[5]), _mm256_hadd_ps(acc[6], acc[7]));
+  __m256 sums = _mm256_add_ps(_mm256_permute2f128_ps(quads0, quads1, 0x20),
+                              _mm256_permute2f128_ps(quads0, quads1, 0x31));
+  _mm256_storeu_ps(out, _mm256_mul_ps(sums, _mm256_set1_ps(scale)));
+}
+
+static inline int sees(const unsigned char* allowed, long count, long r, long c) {
+  return allowed ? allowed[r * count + c] : c <= r;
+}
+
+/* Attention of the query heads of one key/value head (first_head .. first_head + group - 1) for
+   rows first_row .. last_row - 1. Each query sees the cached positions before `start`, then the
+   block's rows `allowed` marks for its row (NULL: rows up to its own, a chain), in position order.
+   The cached keys and values are read KEY_BLOCK at a time and used by every query of the task
+   while they sit in the core's first cache, instead of once per query: each key and value is read
+   once per task, not once per row and query head. Each query's sums run in the same order as
+   one query alone: its scores key by key, its softmax over them in position order, its weighted
+   values key by key in position order (the running sums kept in `attended` between blocks), so
+   a row of a block equals that row alone, bit for bit. dim is a multiple of 8 and at most 256;
+   scores holds queries x width floats, width >= start + count + 8; seen holds queries entries. */
+#define KEY_BLOCK 32
+static inline __attribute__((always_inline)) void attend_body(
+    const float* q, long q_size, const float* keys, const float* values, long dim, long start, long count,
+    long first_row, long last_row, long first_head, long group, const unsigned char* allowed, float scale,
+    float* scores, long width, long* seen, float* attended) {
   long chunks = dim / 8;
-  for (long d = 0; d < chunks; d++) acc[d] = _mm256_setzero_ps();
-  for (long i = 0; i < n; i++) {
-    const float* value = values + order[i] * dim;
-    __m256 p = _mm256_set1_ps(scores[i]);
-    for (long d = 0; d < chunks; d++) acc[d] = _mm256_fmadd_ps(p, _mm256_loadu_ps(value + 8 * d), acc[d]);
+  for (long from = 0; from < start; from += KEY_BLOCK) {
+    long to = from + KEY_BLOCK < start ? from + KEY_BLOCK : start;
+    for (long r = first_row; r < last_row; r++)
+      for (long j = 0; j < group; j++) {
+        const float* query = q + r * q_size + (first_head + j) * dim;
+        float* row_scores = scores + ((r - first_row) * group + j) * width;
+        long i = from;
+        for (; i + 8 <= to; i += 8) scores8(query, keys + i * dim, dim, scale, row_scores + i);
+        for (; i < to; i++) row_scores[i] = score(query, keys + i * dim, dim, scale);
+      }
   }
-  __m256 inverse = _mm256_set1_ps(1.0f / sum8(total));
-  for (long d = 0; d < chunks; d++) _mm256_storeu_ps(out + 8 * d, _mm256_mul_ps(acc[d], inverse));
+  for (long r = first_row; r < last_row; r++)
+    for (long j = 0; j < group; j++) {
+      long index = (r - first_row) * group + j;
+      const float* query = q + r * q_size + (first_head + j) * dim;
+      float* row_scores = scores + index * width;
+      long n = start;
+      for (long c = 0; c < count; c++)
+        if (sees(allowed, count, r, c)) row_scores[n++] = score(query, keys + (start + c) * dim, dim, scale);
+      float most = -INFINITY;
+      for (long i = 0; i < n; i++)
+        if (row_scores[i] > most) most = row_scores[i];
+      long padded = (n + 7) / 8 * 8;
+      for (long i = n; i < padded; i++) row_scores[i] = -INFINITY;
+      __m256 top = _mm256_set1_ps(most), total = _mm256_setzero_ps();
+      for (long i = 0; i < padded; i += 8) {
+        __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(row_scores + i), top));
+        _mm256_storeu_ps(row_scores + i, e);
+        total = _mm256_add_ps(total, e);
+      }
+      /* The sum of the weights, kept past the weights (padded <= n + 7 < width). */
+      row_scores[width - 1] = sum8(total);
+      seen[index] = n;
+    }
+  for (long from = 0; from < start; from += KEY_BLOCK) {
+    long to = from + KEY_BLOCK < start ? from + KEY_BLOCK : start;
+    for (long r = first_row; r < last_row; r++)
+      for (long j = 0; j < group; j++) {
+        const float* row_scores = scores + ((r - first_row) * group + j) * width;
+        float* out = attended + r * q_size + (first_head + j) * dim;
+        __m256 acc[32];
+        for (long d = 0; d < chunks; d++) acc[d] = from ? _mm256_loadu_ps(out + 8 * d) : _mm256_setzero_ps();
+        for (long i = from; i < to; i++) {
+          __m256 p = _mm256_set1_ps(row_scores[i]);
+          for (long d = 0; d < chunks; d++)
+            acc[d] = _mm256_fmadd_ps(p, _mm256_loadu_ps(values + i * dim + 8 * d), acc[d]);
+        }
+        for (long d = 0; d < chunks; d++) _mm256_storeu_ps(out + 8 * d, acc[d]);
+      }
+  }
+  for (long r = first_row; r < last_row; r++)
+    for (long j = 0; j < group; j++) {
+      long index = (r - first_row) * group + j;
+      const float* row_scores = scores + index * width;
+      float* out = attended + r * q_size + (first_head + j) * dim;
+      __m256 acc[32];
+      for (long d = 0; d < chunks; d++) acc[d] = start ? _mm256_loadu_ps(out + 8 * d) : _mm256_setzero_ps();
+      long i = start;
+      for (long c = 0; c < count && i < seen[index]; c++) {
+        if (!sees(allowed, count, r, c)) continue;
+        __m256 p = _mm256_set1_ps(row_scores[i++]);
+        for (long d = 0; d < chunks; d++)
+          acc[d] = _mm256_fmadd_ps(p, _mm256_loadu_ps(values + (start + c) * dim + 8 * d), acc[d]);
+      }
+      __m256 inverse = _mm256_set1_ps(1.0f / row_scores[width - 1]);
+      for (long d = 0; d < chunks; d++) _mm256_storeu_ps(out + 8 * d, _mm256_mul_ps(acc[d], inverse));
+    }
+}
+
+/* attend_body with the head size a constant where it is 64 (SmolLM2's and many small Llamas'), so
+   the compiler keeps a query's eight running sums of weighted values in registers; with the size
+   known only at run time they lived in memory, a load and a store around every multiply-add. */
+static void attend_group(const float* q, long q_size, const float* keys, const float* values, long dim,
+                         long start, long count, long first_row, long last_row, long first_head,
+                         long group, const unsigned char* allowed, float scale, float* scores,
+                         long width, long* seen, float* attended) {
+  if (dim == 64)
+    attend_body(q, q_size, keys, values, 64, start, count, first_row, last_row, first_head, group, allowed,
+                scale, scores, width, seen, attended);
+  else
+    attend_body(q, q_size, keys, values, dim, start, count, first_row, last_row, first_head, group, allowed,
+                scale, scores, width, seen, attended);
 }
 
 /* x / (1 + e^-x) * up, in place in x. */
@@ -279,8 +382,8 @@ static void silu_times(float* x, const float* up, long size) {
 }
 
 /* Every decoder layer over `count` new rows. hidden (count x size) holds the rows' embeddings and
-   gets the last layer's output. weights: per layer q, k, v, o, gate, up, down, the attention norm's
-   and the MLP norm's weights. keys/values: (layers, kv_heads, capacity, dim); the new rows' keys and
+   gets the last layer's output. weights: per layer q, k, v, o, gate, up, down packed in panels
+   (pack_panels), the attention norm's and the MLP norm's weights. keys/values: (layers, kv_heads, capacity, dim); the new rows' keys and
    values go to positions start .. start + count - 1. positions: each row's rotary position (its
    depth below the cache for a tree); allowed: count x count, which block rows each row sees (NULL: a
    chain). cos/sin: (capacity, dim) tables. Returns 0, or -1 when its buffers cannot be allocated. */
@@ -290,12 +393,18 @@ int lean_layers(const float* const* weights, long layers, float* hidden, long co
                 const float* cos_table, const float* sin_table, float eps, float scale, int threads) {
   long q_size = heads * dim, kv_size = kv_heads * dim, group = heads / kv_heads;
   long width = start + count + 8;
+  /* Attention tasks: each key/value head's rows in `parts` runs of rows, enough tasks to keep every
+     thread busy where the block has the rows for it. */
+  long per_head = (2 * threads + kv_heads - 1) / kv_heads;
+  long parts = count < per_head ? count : per_head;
+  long part_rows = (count + parts - 1) / parts;
+  long task_queries = part_rows * group;
   float* buffer = malloc(sizeof(float) * (count * (2 * size + 2 * q_size + 2 * kv_size + 2 * inter) +
-                                          (long)threads * width));
-  long* orders = malloc(sizeof(long) * (long)threads * width);
-  if (!buffer || !orders) {
+                                          (long)threads * task_queries * width));
+  long* seen = malloc(sizeof(long) * (long)threads * task_queries);
+  if (!buffer || !seen) {
     free(buffer);
-    free(orders);
+    free(seen);
     return -1;
   }
   float *normed = buffer, *q = normed + count * size, *k = q + count * q_size, *v = k + count * kv_size;
@@ -306,9 +415,9 @@ int lean_layers(const float* const* weights, long layers, float* hidden, long co
     float* layer_keys = keys + layer * kv_heads * capacity * dim;
     float* layer_values = values + layer * kv_heads * capacity * dim;
     rms_norm(hidden, w[7], normed, count, size, eps);
-    few_rows_linear(w[0], normed, q, q_size, size, count, threads);
-    few_rows_linear(w[1], normed, k, kv_size, size, count, threads);
-    few_rows_linear(w[2], normed, v, kv_size, size, count, threads);
+    panel_linear(w[0], normed, q, q_size, size, count, threads);
+    panel_linear(w[1], normed, k, kv_size, size, count, threads);
+    panel_linear(w[2], normed, v, kv_size, size, count, threads);
     for (long r = 0; r < count; r++) {
       const float* c = cos_table + positions[r] * dim;
       const float* s = sin_table + positions[r] * dim;
@@ -319,25 +428,29 @@ int lean_layers(const float* const* weights, long layers, float* hidden, long co
         memcpy(layer_values + (g * capacity + start + r) * dim, v + r * kv_size + g * dim, sizeof(float) * dim);
       }
     }
-    long tasks = heads * count;
+    long tasks = kv_heads * parts;
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (long task = 0; task < tasks; task++) {
-      long r = task / heads, h = task % heads, t = omp_get_thread_num();
-      long offset = (h / group) * capacity * dim;
-      attend(q + r * q_size + h * dim, layer_keys + offset, layer_values + offset, dim, start, count, r,
-             allowed, scale, scores + t * width, orders + t * width, attended + r * q_size + h * dim);
+      long g = task / parts, part = task % parts, t = omp_get_thread_num();
+      long first_row = part * part_rows;
+      long last_row = first_row + part_rows < count ? first_row + part_rows : count;
+      long offset = g * capacity * dim;
+      if (first_row < last_row)
+        attend_group(q, q_size, layer_keys + offset, layer_values + offset, dim, start, count, first_row,
+                     last_row, g * group, group, allowed, scale, scores + t * task_queries * width, width,
+                     seen + t * task_queries, attended);
     }
-    few_rows_linear(w[3], attended, projected, size, q_size, count, threads);
+    panel_linear(w[3], attended, projected, size, q_size, count, threads);
     for (long i = 0; i < count * size; i++) hidden[i] += projected[i];
     rms_norm(hidden, w[8], normed, count, size, eps);
-    few_rows_linear(w[4], normed, gate, inter, size, count, threads);
-    few_rows_linear(w[5], normed, up, inter, size, count, threads);
+    panel_linear(w[4], normed, gate, inter, size, count, threads);
+    panel_linear(w[5], normed, up, inter, size, count, threads);
     for (long r = 0; r < count; r++) silu_times(gate + r * inter, up + r * inter, inter);
-    few_rows_linear(w[6], gate, projected, size, inter, count, threads);
+    panel_linear(w[6], gate, projected, size, inter, count, threads);
     for (long i = 0; i < count * size; i++) hidden[i] += projected[i];
   }
   free(buffer);
-  free(orders);
+  free(seen);
   return 0;
 }
 """
@@ -345,11 +458,25 @@ int lean_layers(const float* const* weights, long layers, float* hidden, long co
 _FLAGS = ("-O3", "-mavx2", "-mfma", "-fopenmp", "-shared", "-fPIC")
 
 
+PANEL = 16  # outputs per panel of a packed weight (the C source's PANEL)
+
+
+@dataclass(frozen=True)
+class Panels:
+    """A weight (outputs x inputs) packed for the kernel: `data` holds ceil(outputs / PANEL) panels of
+    inputs x PANEL floats (`NativeKernel.pack`)."""
+
+    data: torch.Tensor
+    outputs: int
+    inputs: int
+
+
 class NativeKernel:
-    """The compiled kernel: `linear(rows, weight)` is `rows @ weight.T` for float32 CPU tensors."""
+    """The compiled kernel: `linear(rows, weight)` is `rows @ weight.T` for float32 CPU tensors; a
+    caller multiplying by the same weight again packs it once (`pack`) and calls `product`."""
 
     def __init__(self, library: ctypes.CDLL) -> None:
-        self._function = library.few_rows_linear
+        self._function = library.panel_linear
         self._function.restype = None
         self._function.argtypes = [
             ctypes.c_void_p,
@@ -360,6 +487,9 @@ class NativeKernel:
             ctypes.c_long,
             ctypes.c_int,
         ]
+        self._pack = library.pack_panels
+        self._pack.restype = None
+        self._pack.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long, ctypes.c_long, ctypes.c_int]
 
         self._layers = library.lean_layers
         self._layers.restype = ctypes.c_int
@@ -381,31 +511,41 @@ class NativeKernel:
             ctypes.c_int,  # threads
         ]
 
-    def linear(self, rows: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-        """`rows` (count, in) times `weight` (out, in) transposed: (count, out), float32."""
-        if rows.dim() != 2 or weight.dim() != 2 or rows.shape[1] != weight.shape[1]:
-            raise ValueError(f"cannot multiply {tuple(rows.shape)} by {tuple(weight.shape)} transposed")
-        for tensor in (rows, weight):
-            if tensor.dtype != torch.float32 or tensor.device.type != "cpu":
-                raise ValueError("the native kernel takes float32 CPU tensors only")
+    def pack(self, weight: torch.Tensor) -> Panels:
+        """`weight` (out, in), a contiguous float32 CPU tensor, packed in panels for `product`: a copy
+        as large as the weight (padded to a multiple of PANEL outputs)."""
+        if weight.dim() != 2:
+            raise ValueError(f"cannot pack a weight of shape {tuple(weight.shape)}")
+        if weight.dtype != torch.float32 or weight.device.type != "cpu":
+            raise ValueError("the native kernel takes float32 CPU tensors only")
         if not weight.is_contiguous():
             raise ValueError("the native kernel needs a contiguous weight")
-        return self.product(rows, weight)
+        outputs, inputs = (int(size) for size in weight.shape)
+        data = torch.empty(-(-outputs // PANEL) * PANEL * inputs, dtype=torch.float32)
+        self._pack(weight.data_ptr(), data.data_ptr(), outputs, inputs, torch.get_num_threads())
+        return Panels(data, outputs, inputs)
 
-    def product(self, rows: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-        """`linear` without its checks, for a caller that checked its weights once (contiguous
-        float32 CPU tensors) and passes float32 CPU rows of the weights' width; anything else is
-        undefined behaviour."""
+    def linear(self, rows: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+        """`rows` (count, in) times `weight` (out, in) transposed: (count, out), float32. Packs the
+        weight on every call."""
+        if rows.dim() != 2 or weight.dim() != 2 or rows.shape[1] != weight.shape[1]:
+            raise ValueError(f"cannot multiply {tuple(rows.shape)} by {tuple(weight.shape)} transposed")
+        if rows.dtype != torch.float32 or rows.device.type != "cpu":
+            raise ValueError("the native kernel takes float32 CPU tensors only")
+        return self.product(rows, self.pack(weight))
+
+    def product(self, rows: torch.Tensor, panels: Panels) -> torch.Tensor:
+        """`linear` with a weight packed before and without checks, for a caller that passes float32
+        CPU rows of the weight's width; anything else is undefined behaviour."""
         rows = rows.contiguous()
-        count, inputs = rows.shape
-        outputs = weight.shape[0]
-        product = torch.empty(count, outputs, dtype=torch.float32)
+        count = rows.shape[0]
+        product = torch.empty(count, panels.outputs, dtype=torch.float32)
         self._function(
-            weight.data_ptr(),
+            panels.data.data_ptr(),
             rows.data_ptr(),
             product.data_ptr(),
-            outputs,
-            inputs,
+            panels.outputs,
+            panels.inputs,
             count,
             torch.get_num_threads(),
         )
@@ -454,36 +594,48 @@ class NativeKernel:
 
 class LayerPointers:
     """The weights of a Llama model's decoder layers as the native kernel's `lean_layers` takes them:
-    per layer q, k, v, o, gate, up, down and the two norms' weights, all contiguous float32 CPU
-    tensors (kept referenced here so the pointers stay valid)."""
+    per layer q, k, v, o, gate, up and down packed in panels (`NativeKernel.pack`) and the two norms'
+    weights, contiguous float32 CPU tensors (all kept referenced here so the pointers stay valid)."""
 
     def __init__(
         self,
-        layers: list[tuple[torch.Tensor, ...]],
+        layers: list[tuple[Panels | torch.Tensor, ...]],
         *,
         heads: int,
         kv_heads: int,
         dim: int,
         eps: float,
     ) -> None:
-        tensors = [tensor for layer in layers for tensor in layer]
         if any(len(layer) != 9 for layer in layers):
             raise ValueError("every layer needs its 9 weights")
-        for tensor in tensors:
-            if tensor.dtype != torch.float32 or tensor.device.type != "cpu" or not tensor.is_contiguous():
-                raise ValueError("the native decoder layers take contiguous float32 CPU weights only")
-        if dim % 8 or dim > 256 or heads % kv_heads:
+        tensors: list[torch.Tensor] = []
+        for layer in layers:
+            for index, weight in enumerate(layer):
+                if (index < 7) != isinstance(weight, Panels):
+                    raise ValueError("a layer's 7 products come packed in panels, its 2 norms as tensors")
+                tensor = weight.data if isinstance(weight, Panels) else weight
+                if tensor.dtype != torch.float32 or tensor.device.type != "cpu" or not tensor.is_contiguous():
+                    raise ValueError("the native decoder layers take contiguous float32 CPU weights only")
+                tensors.append(tensor)
+        if not self.suits(heads, kv_heads, dim):
             raise ValueError(
                 f"the native decoder layers need a head size that is a multiple of 8 up to 256, got {dim}"
             )
+        first = layers[0]
+        assert isinstance(first[0], Panels) and isinstance(first[4], Panels)
         self._tensors = tensors
         self.pointers = (ctypes.c_void_p * len(tensors))(*[tensor.data_ptr() for tensor in tensors])
         self.count = len(layers)
-        self.size = int(layers[0][0].shape[1])
-        self.inter = int(layers[0][4].shape[0])
+        self.size = first[0].inputs
+        self.inter = first[4].outputs
         self.heads, self.kv_heads, self.dim = heads, kv_heads, dim
         self.eps = eps
         self.scale = dim**-0.5
+
+    @staticmethod
+    def suits(heads: int, kv_heads: int, dim: int) -> bool:
+        """Whether the C layers take a model of these attention shapes."""
+        return dim % 8 == 0 and dim <= 256 and heads % kv_heads == 0
 
 
 @dataclass
@@ -533,7 +685,7 @@ def library_digest() -> str:
 
 def library_name() -> str:
     """The compiled library's file name: it changes with the source and the flags."""
-    return f"few_rows_linear-{library_digest()}.so"
+    return f"panel_linear-{library_digest()}.so"
 
 
 def _build(compiler: str, directory: Path) -> Path:
@@ -542,7 +694,7 @@ def _build(compiler: str, directory: Path) -> Path:
         return library
     directory.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=directory) as staging:
-        source = Path(staging) / "few_rows_linear.c"
+        source = Path(staging) / "panel_linear.c"
         source.write_text(_SOURCE)
         built = Path(staging) / library.name
         result = subprocess.run(

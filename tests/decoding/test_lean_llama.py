@@ -9,7 +9,15 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM, MistralConfig, MistralForCausalLM
 
 from decoding.kv_cache import CachedModel
-from decoding.lean_llama import PACK_ROWS, LeanLlama, can_pack, can_use_onednn, onednn_weight, packed_weight
+from decoding.lean_llama import (
+    PACK_ROWS,
+    LeanLlama,
+    can_pack,
+    can_use_onednn,
+    native_panels,
+    onednn_weight,
+    packed_weight,
+)
 from decoding.native_kernel import native_kernel, unavailable_reason
 from decoding.speculative import DecodeConfig, SpeculativeDecoder, plain_generate
 
@@ -480,6 +488,64 @@ def test_a_row_of_a_native_block_equals_that_row_decoded_alone_bit_for_bit() -> 
         lean.crop(start)
         decoded, _ = lean.forward([block[index] for index in path])
         assert torch.equal(decoded[-1], tree[row]), row
+
+
+@needs_native
+def test_heads_of_64_over_a_long_cache_keep_each_row_of_a_split_block_bit_for_bit() -> None:
+    # Heads of 64 take the C attention's constant-size path; a 75-token cache spans three blocks of
+    # cached keys; 11 rows over 2 key/value heads are split between attention tasks; 80 inputs to
+    # the down product and a vocabulary of 50 leave partly filled panels.
+    config = tiny_config(vocab_size=50, context=128)
+    config.hidden_size, config.num_attention_heads, config.num_key_value_heads = 256, 4, 2
+    config.head_dim, config.intermediate_size = 64, 80
+    torch.manual_seed(24)
+    model = LlamaForCausalLM(config).to(torch.float32).eval()
+    lean = _all_native(model)
+    products_only = _all_native(model, native_layers=False)
+    assert lean.runs_native_layers
+    generator = torch.Generator().manual_seed(24)
+    prompt = torch.randint(2, 50, (75,), generator=generator).tolist()
+    block = torch.randint(2, 50, (11,), generator=generator).tolist()
+    for cached in (lean, products_only):
+        cached.forward(prompt, logits_to_keep=1)
+    start = lean.length
+    chain, _ = lean.forward(block)
+    expected, _ = products_only.forward(block)
+    assert not torch.equal(chain, expected)  # the C layers did run
+    torch.testing.assert_close(chain, expected, rtol=1e-5, atol=1e-5)
+    lean.crop(start)
+    alone = torch.cat([lean.forward([token])[0] for token in block])
+    assert torch.equal(chain, alone)
+    parents = [-1, 0, 0, 1, 3, -1, 5, 5, 2, 8, 4]
+    lean.crop(start)
+    tree, _ = lean.forward(block, parents=parents)
+    for row in range(len(block)):
+        path = [row]
+        while parents[path[0]] >= 0:
+            path.insert(0, parents[path[0]])
+        lean.crop(start)
+        decoded, _ = lean.forward([block[index] for index in path])
+        assert torch.equal(decoded[-1], tree[row]), row
+
+
+@needs_native
+def test_native_panels_are_made_once_per_weight_and_dropped_with_their_kernel() -> None:
+    model = float32_model(25)
+    first, second = _all_native(model), _all_native(model)
+    weight = model.model.layers[0].mlp.gate_proj.weight
+    kernel = native_kernel()
+    assert kernel is not None
+    assert first._panels == {}  # nothing packed until a block runs native
+    for lean in (first, second):
+        lean.forward([0, 2, 3, 4])
+    assert first._panels[id(weight)] is second._panels[id(weight)] is native_panels(kernel, weight)
+    before, _ = first.forward([5, 6])
+    first.crop(4)
+    first.drop_copies("native")
+    assert first._panels == {}
+    assert native_panels(kernel, weight) is not second._panels[id(weight)]  # the shared one was forgotten
+    again, _ = first.forward([5, 6])  # packed anew
+    assert torch.equal(again, before)
 
 
 @needs_native

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from decoding import native_kernel as native
-from decoding.native_kernel import NativeKernel, native_kernel, unavailable_reason
+from decoding.native_kernel import PANEL, NativeKernel, native_kernel, unavailable_reason
 
 needs_native = pytest.mark.skipif(
     native_kernel() is None, reason=f"no native few-row kernel here: {unavailable_reason()}"
@@ -53,9 +53,27 @@ def test_the_unchecked_product_equals_the_checked_one_bit_for_bit() -> None:
     w = torch.randn(40, 64, generator=generator)
     for rows in (1, 3, 9):
         x = torch.randn(rows, 64, generator=generator)
-        assert torch.equal(kernel.product(x, w), kernel.linear(x, w))
+        assert torch.equal(kernel.product(x, kernel.pack(w)), kernel.linear(x, w))
     strided = torch.randn(64, 2, generator=generator).T
-    assert torch.equal(kernel.product(strided, w), kernel.linear(strided.contiguous(), w))
+    assert torch.equal(kernel.product(strided, kernel.pack(w)), kernel.linear(strided.contiguous(), w))
+
+
+@needs_native
+def test_a_packed_weight_holds_its_outputs_in_panels_of_sixteen() -> None:
+    kernel = native_kernel()
+    assert kernel is not None
+    w = torch.arange(37 * 5, dtype=torch.float32).reshape(37, 5)
+    panels = kernel.pack(w)
+    assert (panels.outputs, panels.inputs) == (37, 5) and PANEL == 16
+    padded = torch.cat((w, torch.zeros(48 - 37, 5)))  # the last panel filled with zeros
+    # Panel q, input k: outputs q*16 .. q*16+15 of input k, side by side.
+    assert torch.equal(panels.data.view(3, 5, 16), padded.view(3, 16, 5).transpose(1, 2))
+    x = torch.randn(3, 5, generator=torch.Generator().manual_seed(7))
+    assert torch.equal(kernel.product(x, panels), kernel.linear(x, w))
+    with pytest.raises(ValueError, match="contiguous weight"):
+        kernel.pack(w.T)
+    with pytest.raises(ValueError, match="cannot pack"):
+        kernel.pack(torch.zeros(3))
 
 
 @needs_native
