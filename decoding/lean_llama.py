@@ -76,7 +76,7 @@ PACK_MIN_ROWS = 4
 KERNELS: tuple[str, ...] = ("stock", "transposed", "packed", "onednn", "native")
 MAX_KERNEL_ROWS = 32
 # The kernels a prefill (a block whose last rows' logits alone are wanted) can run with.
-PREFILL_KERNELS: tuple[str, ...] = ("stock", "onednn")
+PREFILL_KERNELS: tuple[str, ...] = ("stock", "onednn", "native")
 
 # Packed copies per weight tensor and row count, shared by every LeanLlama over the same weights.
 _PACKED: WeakIdKeyDictionary = WeakIdKeyDictionary()
@@ -413,10 +413,16 @@ class LeanLlama:
         return ("stock", "transposed", *extra)
 
     def prefill_choices(self) -> tuple[str, ...]:
-        """The kernels a prefill can take: the stock one, and oneDNN's where it runs. On a 2-core AMD
-        EPYC with AVX-512, whose MKL took a slower path, oneDNN computed a 300-row prefill's linear
-        layers in 0.44x the stock kernel's time (docs/speculative-decoding.md)."""
-        return ("stock", "onednn") if self._can_use_onednn else ("stock",)
+        """The kernels a prefill can take: the stock one, oneDNN's where it runs, and the native
+        kernel's C layers where they run. On a 2-core AMD EPYC with AVX-512, whose MKL took a slower
+        path, oneDNN computed a 300-row prefill's linear layers in 0.44x the stock kernel's time; the
+        C layers prefilled 100, 300 and 700 tokens in 0.89, 0.99 and 1.03 of oneDNN's time
+        (docs/speculative-decoding.md)."""
+        return (
+            "stock",
+            *(("onednn",) if self._can_use_onednn else ()),
+            *(("native",) if self._native_layers_wanted else ()),
+        )
 
     def set_prefill_kernel(self, kernel: str) -> None:
         """Compute the linear layers of prefills with `kernel` (one of `prefill_choices`)."""
@@ -424,7 +430,17 @@ class LeanLlama:
             raise ValueError(f"no {kernel!r} kernel for prefills; choose from {self.prefill_choices()}")
         if kernel == "onednn":
             self._fetch_onednn()
+        if kernel == "native":
+            self._fetch_native()
         self.prefill_kernel = kernel
+
+    def _fetch_native(self) -> None:
+        """Pack every weight for the native kernel now (about 0.2 s for SmolLM2-135M), so that the
+        first step on it does not wait for the packing."""
+        for weight in self._weights:
+            self._native_panels(weight)
+        if self._native_layers_wanted:
+            self._layer_pointers()
 
     def _fetch_onednn(self) -> None:
         if not self._onednn:
@@ -438,6 +454,8 @@ class LeanLlama:
             )
         if kernel == "onednn":
             self._fetch_onednn()
+        if kernel == "native":
+            self._fetch_native()
         if kernel == "stock":
             self.kernels.pop(rows, None)
         else:

@@ -68,12 +68,13 @@ static inline float sum8(__m256 a) {
    each group stored input by input (panel q, input k: w[q*PANEL .. q*PANEL+15][k], the last panel
    padded with zeros). A pass over a panel loads PANEL weights of one input into two registers and
    multiplies them with that input of every row of the block, broadcast, into two accumulators per
-   row: each output is one chain of multiply-adds over its inputs in order, whatever the other rows
-   of the block, so a row of a block equals that row alone, bit for bit. Against the kernel before
+   row: each output is summed over its inputs in one order (spans of SPAN, below), whatever the
+   other rows of the block, so a row of a block equals that row alone, bit for bit. Against the kernel before
    (each weight row dotted with every input row, eight partial sums a row): per multiply-add one
    broadcast instead of one load of eight inputs, and no sums across a register at the end. On a
-   2-core AMD EPYC with AVX-512 the model's linear layers took 12.8-14.5 ms for 1-4 rows against
-   13.6-18.0 before, 19.6 for 8 rows against 23.2, 27.5 for 16 against 36.2
+   2-core AMD EPYC with AVX-512 the model's linear layers and LM head, the two kernels alternating in
+   one process, took 11.7 ms for 1 row against 13.3 before, 17.0 for 4 rows against 22.0, 24.7 for 8
+   against 28.5 and 36.0 for 16 against 44.7
    (docs/speculative-decoding.md). */
 #define PANEL 16
 
@@ -83,16 +84,17 @@ void pack_panels(const float* w, float* panels, long n_out, long k_in, int threa
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (long q = 0; q < count; q++) {
     float* panel = panels + q * k_in * PANEL;
-    for (long j = 0; j < PANEL; j++) {
-      long n = q * PANEL + j;
-      for (long k = 0; k < k_in; k++) panel[k * PANEL + j] = n < n_out ? w[n * k_in + k] : 0.0f;
-    }
+    for (long k = 0; k < k_in; k++)
+      for (long j = 0; j < PANEL; j++) {
+        long n = q * PANEL + j;
+        panel[k * PANEL + j] = n < n_out ? w[n * k_in + k] : 0.0f;
+      }
   }
 }
 
 /* The hardware prefetcher alone falls behind once a pass does more than a little arithmetic per
    weight. Asking for the panel's line 4 KB ahead into the core's L2 cache (not L1, which the block's
-   input rows need) keeps the read streaming; 16 KB ahead into L1 measured 5-10% slower. The address
+   input rows need) keeps the read streaming; 16 KB ahead into L1 took 1.1-1.2 times as long. The address
    is computed as an integer, since it can lie past the panels' end, where a prefetch is harmless but
    a pointer would not be defined. */
 #define AHEAD_BYTES 4096
@@ -394,9 +396,12 @@ int lean_layers(const float* const* weights, long layers, float* hidden, long co
   long q_size = heads * dim, kv_size = kv_heads * dim, group = heads / kv_heads;
   long width = start + count + 8;
   /* Attention tasks: each key/value head's rows in `parts` runs of rows, enough tasks to keep every
-     thread busy where the block has the rows for it. */
+     thread busy where the block has the rows for it, and runs of at most PART_ROWS rows, so that a
+     prefill's scores (a task's queries by the keys) stay small. */
+  const long PART_ROWS = 16;
   long per_head = (2 * threads + kv_heads - 1) / kv_heads;
   long parts = count < per_head ? count : per_head;
+  if (parts < (count + PART_ROWS - 1) / PART_ROWS) parts = (count + PART_ROWS - 1) / PART_ROWS;
   long part_rows = (count + parts - 1) / parts;
   long task_queries = part_rows * group;
   float* buffer = malloc(sizeof(float) * (count * (2 * size + 2 * q_size + 2 * kv_size + 2 * inter) +

@@ -22,6 +22,7 @@ from decoding.draft_length import (
     ObservedCost,
     VerifyCostCurve,
     best_draft_length,
+    choose_prefill_kernel,
     cost_curve_key,
     curve_problem,
     expected_tokens,
@@ -148,8 +149,18 @@ def test_a_float32_curve_chooses_the_one_row_and_prefill_kernels_and_decoders_ta
 
 
 def test_a_curve_names_a_known_prefill_kernel() -> None:
-    with pytest.raises(ValueError, match="unknown prefill kernel 'native'"):
-        VerifyCostCurve((1.0, 2.0), ("stock", "stock"), "native", 0.1)
+    with pytest.raises(ValueError, match="unknown prefill kernel 'packed'"):
+        VerifyCostCurve((1.0, 2.0), ("stock", "stock"), "packed", 0.1)
+    assert VerifyCostCurve((1.0, 2.0), ("native", "native"), "native", 0.1).prefill_kernel == "native"
+
+
+def test_a_native_prefill_close_to_the_fastest_is_taken_so_one_copy_serves_both() -> None:
+    assert choose_prefill_kernel({"stock": 0.5, "onednn": 0.30}) == "onednn"
+    # Within 5% of oneDNN: the native kernel's copy serves prefills and verification blocks alike.
+    assert choose_prefill_kernel({"stock": 0.5, "onednn": 0.30, "native": 0.31}) == "native"
+    assert choose_prefill_kernel({"stock": 0.5, "onednn": 0.30, "native": 0.32}) == "onednn"
+    assert choose_prefill_kernel({"stock": 0.5, "onednn": 0.30, "native": 0.25}) == "native"
+    assert choose_prefill_kernel({"stock": 0.2, "native": 0.3}) == "stock"
 
 
 def test_a_kernel_this_torch_cannot_run_is_left_out(

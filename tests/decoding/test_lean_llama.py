@@ -303,7 +303,8 @@ def test_a_prefill_can_take_onednn_and_decoders_on_it_agree() -> None:
     model = tiny_model(seed=1, scale=8.0).to(torch.float32)  # sharp: far from ties
     chosen = LeanLlama(model, pack_rows=())
     stock = LeanLlama(model, pack_rows=())
-    assert chosen.prefill_choices() == ("stock", "onednn")
+    native = ("native",) if native_kernel() is not None else ()
+    assert chosen.prefill_choices() == ("stock", "onednn", *native)
     chosen.set_prefill_kernel("onednn")
     assert chosen.prefill_kernel == "onednn" and chosen._onednn  # its copies are made
     prompt = [0, 2, 3, 4, 2, 3, 4, 5, 6, 7, 8]
@@ -325,6 +326,40 @@ def test_a_prefill_can_take_onednn_and_decoders_on_it_agree() -> None:
     drafter = ScriptedDrafter(prompt + reference.token_ids, 16, wrong_every=4)
     decoder = SpeculativeDecoder(model, tokenizer, drafter, DecodeConfig(draft_length=5))
     decoder.target.use_kernels(None, "onednn")
+    result = decoder.generate(prompt, 40)
+    assert result.token_ids == reference.token_ids
+    assert result.stats.accepted > 0
+
+
+@needs_native
+def test_a_prefill_can_take_the_native_layers_and_decoders_on_it_agree() -> None:
+    model = tiny_model(seed=1, scale=8.0).to(torch.float32)  # sharp: far from ties
+    chosen = _all_native(model)
+    stock = LeanLlama(model, pack_rows=())
+    assert "native" in chosen.prefill_choices()
+    chosen.set_prefill_kernel("native")
+    # 70 rows: attention tasks of at most 16 rows, products in two passes of up to 64 rows.
+    prompt = [0, *([2, 3, 4, 5, 6, 7, 8, 9, 10, 11] * 7)][:70]
+    got = chosen.forward(prompt, logits_to_keep=1)[0]
+    expected = stock.forward(prompt, logits_to_keep=1)[0]
+    assert not torch.equal(got, expected)  # the C layers did run
+    torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
+    assert torch.equal(got.argmax(-1), expected.argmax(-1))
+    # The cache the native prefill wrote serves the next steps as the stock one's does.
+    for token in (5, 6, 7):
+        step, _ = chosen.forward([token])
+        stock_step, _ = stock.forward([token])
+        torch.testing.assert_close(step, stock_step, atol=1e-5, rtol=1e-5)
+
+    tokenizer = character_tokenizer()
+    plain = SpeculativeDecoder(model, tokenizer)
+    plain.target.use_kernels(["native"] * 9, "native")
+    reference = plain.generate(prompt, 40)
+    stock_reference = SpeculativeDecoder(model, tokenizer).generate(prompt, 40)
+    assert reference.token_ids == stock_reference.token_ids
+    drafter = ScriptedDrafter(prompt + reference.token_ids, 16, wrong_every=4)
+    decoder = SpeculativeDecoder(model, tokenizer, drafter, DecodeConfig(draft_length=5))
+    decoder.target.use_kernels(["native"] * 9, "native")
     result = decoder.generate(prompt, 40)
     assert result.token_ids == reference.token_ids
     assert result.stats.accepted > 0
@@ -531,14 +566,17 @@ def test_heads_of_64_over_a_long_cache_keep_each_row_of_a_split_block_bit_for_bi
 @needs_native
 def test_native_panels_are_made_once_per_weight_and_dropped_with_their_kernel() -> None:
     model = float32_model(25)
-    first, second = _all_native(model), _all_native(model)
+    first, second = LeanLlama(model, pack_rows=()), LeanLlama(model, pack_rows=())
     weight = model.model.layers[0].mlp.gate_proj.weight
     kernel = native_kernel()
     assert kernel is not None
-    assert first._panels == {}  # nothing packed until a block runs native
+    assert first._panels == {}  # nothing packed until a row count takes the native kernel
+    first.set_kernel(2, "native")  # packed then, not at the first step on it
+    assert id(weight) in first._panels and first._native_layers is not None
+    second.set_prefill_kernel("native")
+    assert first._panels[id(weight)] is second._panels[id(weight)] is native_panels(kernel, weight)
     for lean in (first, second):
         lean.forward([0, 2, 3, 4])
-    assert first._panels[id(weight)] is second._panels[id(weight)] is native_panels(kernel, weight)
     before, _ = first.forward([5, 6])
     first.crop(4)
     first.drop_copies("native")
