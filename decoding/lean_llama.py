@@ -41,8 +41,9 @@ of some forty torch operations per layer; the final norm and the LM head stay he
 One row (a plain decoding step) keeps the stock kernel unless a measured curve chose `native` for
 it: on a 2-core AMD EPYC a one-row step of SmolLM2-135M took 21 ms native against 58 ms stock, so
 the stock one-row step is the slowest forward per row there is. Prefills keep the stock kernel unless
-a measured curve chose oneDNN's for them (`set_prefill_kernel`): on an AMD EPYC with AVX-512, where
-MKL's products ran at less than half of oneDNN's speed, that halved the time to the first token.
+a measured curve chose oneDNN's or the native C layers for them (`set_prefill_kernel`): on an AMD EPYC
+with AVX-512, where MKL's products ran at less than half of oneDNN's speed, oneDNN halved the time to
+the first token, and the C layers took about as long as oneDNN.
 Without a curve (`CachedModel.use_kernels`) every row count and the prefill keep their defaults, and
 a one-row step and a prefill stay equal to Transformers' bit for bit; by default two and three rows
 do too.
