@@ -506,14 +506,18 @@ def test_native_layers_compute_what_the_torch_operations_compute() -> None:
 def test_a_row_of_a_native_block_equals_that_row_decoded_alone_bit_for_bit() -> None:
     lean = _all_native(float32_model(22), capacity=8)  # grows past its first capacity on the way
     lean.forward([0, 2, 3, 4, 5, 6, 7, 8, 9, 10], logits_to_keep=1)
+    _assert_rows_equal_rows_alone(lean, [3, 9, 4, 11, 2, 12], [-1, 0, 0, 1, -1, 4])
+
+
+def _assert_rows_equal_rows_alone(lean: LeanLlama, block: list[int], parents: list[int]) -> None:
+    """Each row of `block` decoded as a chain equals that row decoded alone, and each row of it
+    decoded as a tree (`parents`) equals its path from the cache decoded as a chain, bit for bit.
+    Leaves the cache as it found it."""
     start = lean.length
-    block = [3, 9, 4, 11, 2, 12]
     chain, _ = lean.forward(block)
     lean.crop(start)
     alone = torch.cat([lean.forward([token])[0] for token in block])
     assert torch.equal(chain, alone)
-    # A tree's row equals its path from the cache decoded as a chain.
-    parents = [-1, 0, 0, 1, -1, 4]
     lean.crop(start)
     tree, _ = lean.forward(block, parents=parents)
     for row in range(len(block)):
@@ -523,6 +527,7 @@ def test_a_row_of_a_native_block_equals_that_row_decoded_alone_bit_for_bit() -> 
         lean.crop(start)
         decoded, _ = lean.forward([block[index] for index in path])
         assert torch.equal(decoded[-1], tree[row]), row
+    lean.crop(start)
 
 
 @needs_native
@@ -549,18 +554,7 @@ def test_heads_of_64_over_a_long_cache_keep_each_row_of_a_split_block_bit_for_bi
     assert not torch.equal(chain, expected)  # the C layers did run
     torch.testing.assert_close(chain, expected, rtol=1e-5, atol=1e-5)
     lean.crop(start)
-    alone = torch.cat([lean.forward([token])[0] for token in block])
-    assert torch.equal(chain, alone)
-    parents = [-1, 0, 0, 1, 3, -1, 5, 5, 2, 8, 4]
-    lean.crop(start)
-    tree, _ = lean.forward(block, parents=parents)
-    for row in range(len(block)):
-        path = [row]
-        while parents[path[0]] >= 0:
-            path.insert(0, parents[path[0]])
-        lean.crop(start)
-        decoded, _ = lean.forward([block[index] for index in path])
-        assert torch.equal(decoded[-1], tree[row]), row
+    _assert_rows_equal_rows_alone(lean, block, [-1, 0, 0, 1, 3, -1, 5, 5, 2, 8, 4])
 
 
 @needs_native
