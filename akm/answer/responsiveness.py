@@ -389,6 +389,10 @@ def check_responsiveness(
         deeds = {term for term in claim_focus.weights if term in HOLDING_DEEDS and term not in with_context}
         if polar and deeds and deed_objects(focus.question) & set(claim_focus.weights) <= claim_terms:
             claim_focus = claim_focus.without(deeds)
+        # What the asker tells after asking ("do you fix digital pianos? my clavinova has a dead
+        # key") is not asked: a yes-or-no question's claim need not hold it.
+        if polar:
+            claim_focus = claim_focus.without(set(claim_focus.aside) - with_context)
         checks.append(
             _ClaimCheck(
                 claim=claim,

@@ -1289,6 +1289,8 @@ class QuestionFocus:
     question: str
     weights: dict[str, float]
     answer_type: AnswerType
+    # Terms only of what the asker tells after asking (`trailing_aside`), weighed at ASIDE_WEIGHT.
+    aside: frozenset[str] = frozenset()
 
     def spelled_out(self, text: str, heading: str = "") -> set[str]:
         """The question's abbreviations ("AGM", two to six capitals) that ``text`` or ``heading``
@@ -1328,7 +1330,7 @@ class QuestionFocus:
     def without(self, terms: set[str]) -> QuestionFocus:
         """The same focus without ``terms``: what a claim must still cover once it has answered them."""
         kept = {term: weight for term, weight in self.weights.items() if term not in terms}
-        return QuestionFocus(question=self.question, weights=kept, answer_type=self.answer_type)
+        return QuestionFocus(self.question, kept, self.answer_type, self.aside - terms)
 
 
 _DURATION_QUESTION = re.compile(r"\bhow (?:long|soon)\b", re.IGNORECASE)
@@ -1368,8 +1370,75 @@ def question_focus(question: str) -> QuestionFocus:
     """The question's content terms with weights, and its answer type.
 
     Names (capitalised words past the first), numbers and long words weigh more: they are what
-    tells one topic from another, while short common words match almost any passage.
+    tells one topic from another, while short common words match almost any passage. Words only of
+    what the asker tells after asking ("whats the first ferry on a sunday? need to get over for
+    work") weigh ASIDE_WEIGHT as much, numbers aside, and are `QuestionFocus.aside`.
     """
+    weights = _focus_weights(question)
+    asked, aside = trailing_aside(question)
+    told: frozenset[str] = frozenset()
+    if aside:
+        told = frozenset(
+            set(weights) - set(_focus_weights(asked)) - {t for t in weights if _NUMBER.search(t)}
+        )
+        for term in told:
+            weights[term] *= ASIDE_WEIGHT
+    return QuestionFocus(question, weights, answer_type_of(question), told)
+
+
+# The weight of a word of what the asker tells after asking, against one of the question itself.
+ASIDE_WEIGHT = 0.5
+# Where a typed question's clauses part: after ? ! or . with a space, at a comma or semicolon with one,
+# at a dash between spaces.
+_ASIDE_BREAK = re.compile(r"(?<=[?!.])\s+|[,;]\s+|\s+[-–]\s+")
+# A clause that asks: it opens with a question word or a verb that asks ("is", "can", "does"), after
+# a word or two that lead in ("and", "so", "ok").
+_ASKING_CLAUSE = re.compile(
+    r"^(?:(?:and|but|so|or|also|please|pls|ok|okay|oh|just)\s+)*"
+    r"(?:what|whats|what's|what’s|which|who|whos|whose|where|wheres|when|whens|why|how|hows|is|isnt|are|"
+    r"arent|was|were|do|dont|does|doesnt|did|can|cant|could|will|wont|would|should|shall|may|might|have|"
+    r"has|any)\b",
+    re.IGNORECASE,
+)
+# A clause that tells: it opens with the asker, what they have or want, or who or what they speak of
+# ("need to get over for work", "got a car full of hedge cuttings", "my clavinova has a dead key").
+_TELLING_CLAUSE = re.compile(
+    r"^(?:i|im|i'm|i’m|ive|i've|i’ve|id|i'd|we|were|we're|we’re|weve|we've|my|our|its|it's|it’s|theres|"
+    r"there's|there’s|he|hes|he's|she|shes|she's|they|theyre|they're|theyd|they'd|need|needs|want|wants|"
+    r"wanted|got|going|thinking|hoping|trying)\b",
+    re.IGNORECASE,
+)
+
+
+def trailing_aside(question: str) -> tuple[str, str]:
+    """The question up to what the asker tells after asking, and what they tell (empty when nothing).
+
+    What is told begins at the first clause after the last asking one that opens as telling does
+    ("is there a boat back about 9pm on a saturday? going over for dinner"), and only where the
+    asking part names two terms or more of its own: "... on the 7.40 on a tuesday, ok?" asks in its
+    "ok?" of the clause before it. A clause that does not open as telling ("..., according to the
+    council") is part of the question.
+    """
+    clauses = [clause.strip() for clause in _ASIDE_BREAK.split(question.strip()) if clause.strip()]
+    asking = [
+        index for index, clause in enumerate(clauses) if _ASKING_CLAUSE.match(clause) or clause.endswith("?")
+    ]
+    if not asking:
+        return question, ""
+    told = next(
+        (index for index in range(asking[-1] + 1, len(clauses)) if _TELLING_CLAUSE.match(clauses[index])),
+        None,
+    )
+    if told is None:
+        return question, ""
+    asked = ", ".join(clauses[:told])
+    if len(_focus_weights(asked)) < 2:
+        return question, ""
+    return asked, ", ".join(clauses[told:])
+
+
+def _focus_weights(question: str) -> dict[str, float]:
+    """The weighted content terms of `question_focus`, before what the asker tells is weighed down."""
     weights: dict[str, float] = {}
     words = _WORD.findall(_WHAT_HAPPENS.sub(" ", _TOLD_HOW.sub(" ", _TOLD_WHEN.sub(" ", question))))
     duration = bool(_DURATION_QUESTION.search(question))
@@ -1419,7 +1488,7 @@ def question_focus(question: str) -> QuestionFocus:
     if _ALONE.search(question):
         # "can my 7 year old swim on her own": whether alone, which "must be accompanied" answers.
         weights.setdefault("alon", 1.0)
-    return QuestionFocus(question=question, weights=weights, answer_type=answer_type_of(question))
+    return weights
 
 
 # Being alone, in the words of a question: "on her own", "by himself", "without me".
@@ -1551,6 +1620,12 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "", co
             takes = _TAKES_TO.search(question)
             if takes and not text.lstrip().startswith("|"):
                 return _states_time_taken(text, takes.group("verb"))
+            if _HOW_LONG_TAKES.search(question):
+                # "How long does the lead check take?": a length of time, not of a rope ("40 metres").
+                lengths = (length.group() for length in _DURATION.finditer(text))
+                return any(not _DISTANCE.search(length) for length in lengths) or bool(
+                    _TABLE_DURATION.search(text) or _timed_cell(text, columns)
+                )
             return bool(_DURATION.search(text) or _TABLE_DURATION.search(text) or _timed_cell(text, columns))
         if _MONEY_QUESTION.search(question):
             return bool(_MONEY.search(text))
@@ -1605,6 +1680,13 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "", co
 
 
 # "How long does the battery take to charge?": the time some deed takes.
+# "How long does the check take", "how long will the power cut last": a length of time is asked.
+_HOW_LONG_TAKES = re.compile(r"\bhow long\b.*\b(?:take|takes|took|last|lasts|lasted)\b", re.IGNORECASE)
+# A length of distance that `_DURATION` also matches ("40 metres", "5 miles").
+_DISTANCE = re.compile(
+    r"(?:\bm|km|kilomet(?:re|er)s?|met(?:re|er)s?|miles?|feet|foot|ft|inch(?:es)?|cm|mm|yards?)$",
+    re.IGNORECASE,
+)
 _TAKES_TO = re.compile(
     r"\bhow long\b(?:.*\b(?:take|takes|took)\b(?:\s+\w+)?)?\s+to\s+(?P<verb>[a-z]{3,})\b", re.IGNORECASE
 )

@@ -44,6 +44,7 @@ from akm.answer.selection import (
     spanned_duration,
     states_instead,
     stem,
+    trailing_aside,
     unheaded,
     unnamed_day,
     unnamed_kind,
@@ -663,6 +664,53 @@ def test_a_yes_or_no_question_needs_every_term() -> None:
     sundays = ClaimInContext(claim_id="claim-1", text="It is closed on Sundays.", context=clinic)
     verdict = check_responsiveness(question_focus("Is the clinic open on Sundays?"), [sundays], None)
     assert verdict.responsive, verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("question", "asked", "told"),
+    [
+        (
+            "whats the first ferry from kelby on a sunday in may? need to get over for work",
+            "whats the first ferry from kelby on a sunday in may?",
+            "need to get over for work",
+        ),
+        (
+            "what time does the tip close on a sunday, got a car full of hedge cuttings",
+            "what time does the tip close on a sunday",
+            "got a car full of hedge cuttings",
+        ),
+        (
+            "do you fix digital pianos? my clavinova has a dead key",
+            "do you fix digital pianos?",
+            "my clavinova has a dead key",
+        ),
+        # What the asker tells first is what the question goes on to ask about.
+        ("our piano has not been tuned since 2019, how much to get it done", "", ""),
+        # "ok?" asks of the clause before it.
+        ("me and my partner want to take our bikes on the 7.40 on a tuesday, ok?", "", ""),
+        # A clause that does not open as telling does is part of the question.
+        ("What did the council decide, according to the minutes?", "", ""),
+        ("Can cars cross the Alder Bridge?", "", ""),
+    ],
+    ids=["after-a-question-mark", "after-a-comma", "polar", "told-first", "ok", "not-telling", "one-clause"],
+)
+def test_what_the_asker_tells_after_asking_is_set_aside(question: str, asked: str, told: str) -> None:
+    assert trailing_aside(question) == ((asked, told) if told else (question, ""))
+
+
+def test_what_the_asker_tells_after_asking_weighs_less_and_a_yes_or_no_claim_need_not_hold_it() -> None:
+    focus = question_focus("is the clinic open on sundays? need to get my prescription, its for my son")
+    # The question's own terms keep their weights; the told ones weigh half as much.
+    assert focus.weights["clinic"] == 1.0
+    assert focus.aside == {"need", "get", "prescri", "son"}
+    assert focus.weights["prescri"] == 1.5 * 0.5
+    clinic = "The clinic is open from Monday to Friday. It is closed on Sundays."
+    sundays = ClaimInContext(claim_id="claim-1", text="It is closed on Sundays.", context=clinic)
+    verdict = check_responsiveness(focus, [sundays], None)
+    assert verdict.responsive, verdict.reason
+    # Numbers the asker gives keep their weight: "for 3 nights" still asks of 3 nights.
+    told = question_focus("how much is a double room, we need it for 3 nights")
+    assert told.aside == {"need", "night"} and told.weights["3"] == 2.0
 
 
 def test_how_many_counts_the_noun_its_first_word_describes() -> None:
@@ -1414,6 +1462,27 @@ def test_a_web_page_s_title_counts_as_its_heading_but_a_file_name_does_not() -> 
 )
 def test_how_long_is_answered_by_a_length_of_time_or_distance_not_any_figure(text: str, found: bool) -> None:
     assert fills_answer_type(text, "number", "How long can I keep a DVD?") is found
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "found"),
+    [
+        (
+            "how long does the lead check take",
+            "You must bring your own rope of at least 40 metres and pass a Lead Check (£10, one-off).",
+            False,
+        ),
+        ("how long does the lead check take", "The lead check takes about 20 minutes.", True),
+        ("How long will the power cut last?", "The cable runs 300 m under the road.", False),
+        ("How long will the power cut last?", "Supply is off for 30 to 45 minutes.", True),
+        ("how long is the trail", "The trail is 5 miles long.", True),
+    ],
+    ids=["rope", "minutes", "cable", "supply-off", "trail"],
+)
+def test_how_long_a_thing_takes_or_lasts_is_answered_by_a_length_of_time(
+    question: str, text: str, found: bool
+) -> None:
+    assert fills_answer_type(text, "number", question) is found
 
 
 def test_a_count_of_members_counts_people() -> None:
