@@ -122,8 +122,9 @@ _IRREGULAR_VERB = re.compile(
 
 # A figure in a list entry or a table row, with at least one word beside it.
 _LISTED_FIGURE = re.compile(r"(?=.*\d)(?=.*[^\W\d_]{2,})")
-# A table row of two cells, a label and its value, each with a word: "| Chair | Hannah Ruiz |".
-_LABELLED_ROW = re.compile(r"\|\s*[^|\s][^|]*\|\s*[^|\s][^|]*\|")
+# A table row of two cells or more, a label and its values, none empty: "| Chair | Hannah Ruiz |",
+# "| `--compression LEVEL` | `off`, `fast`, `auto` or `max` | `auto` |".
+_LABELLED_ROW = re.compile(r"\|\s*[^|\s][^|]*\|(?:\s*[^|\s][^|]*\|)+")
 
 
 # A list entry or a line of fields that gives a label and its value: "Vice-Chair: Hettie Marsh",
@@ -133,8 +134,8 @@ _LABELLED_ENTRY = re.compile(r"^\W*[A-Z][\w'’.-]*(?:\s+[\w'’.-]+){0,3}(?::|\
 
 def _states_entry(text: str, table_row: bool) -> bool:
     """Whether a list entry or table row states something without a verb: it holds a figure, or it
-    gives a label and its value: a table row of two cells ("| Chair | Hannah Ruiz |", as "Chair:
-    Hannah Ruiz."), a list entry or field line "Vice-Chair: Hettie Marsh" or "Oona Breckenridge —
+    gives a label and its values: a table row of two cells or more, none empty ("| Chair | Hannah
+    Ruiz |", as "Chair: Hannah Ruiz."), a list entry or field line "Vice-Chair: Hettie Marsh" or "Oona Breckenridge —
     Hostel Manager"."""
     if _LISTED_FIGURE.search(text):
         return True
@@ -293,6 +294,21 @@ def _trim(answer: str, span: TextSpan) -> TextSpan:
     return TextSpan(start, end)
 
 
+# A short lead-in after a sentence's last comma: ", and includes:", ", including:", ", as follows:".
+_TRAILING_LEAD_IN = re.compile(r",\s*(?P<lead>[^,\d]{1,40}):\s*$")
+
+
+def _before_lead_in(answer: str, span: TextSpan) -> TextSpan:
+    """``span`` without a short lead-in of at most four words after its last comma, where what stands
+    before it holds a verb of its own; otherwise ``span`` as it is."""
+    raw = span.slice(answer)
+    match = _TRAILING_LEAD_IN.search(raw)
+    if match is None or len(match.group("lead").split()) > 4:
+        return span
+    kept = _trim(answer, TextSpan(span.start, span.start + match.start()))
+    return kept if is_statement(claim_text(kept.slice(answer))) else span
+
+
 def extract_claims(answer_text: str, important_classes: Collection[str]) -> list[ExtractedClaim]:
     """Atomic claims of ``answer_text``: sentences and list items, split further at joined clauses.
 
@@ -312,6 +328,12 @@ def extract_claims(answer_text: str, important_classes: Collection[str]) -> list
         for part in clauses:
             raw = part.slice(answer_text)
             text = claim_text(raw)
+            if text.endswith(":"):
+                # "It costs £14.50 a month for cats, and includes:" states its figure before the
+                # lead-in to the list that follows: the claim is what stands before that lead-in.
+                part = _before_lead_in(answer_text, part)
+                raw = part.slice(answer_text)
+                text = claim_text(raw)
             # A lead-in ("Key points:") introduces claims rather than making one; a heading, a
             # section title or a bare name states nothing that could be supported.
             if (

@@ -65,6 +65,22 @@ def test_ids_are_stable_and_distinct() -> None:
     assert repeated[0].claim_id.rsplit("-", 1)[0] == repeated[1].claim_id.rsplit("-", 1)[0]
 
 
+def test_a_statement_before_a_short_lead_in_to_a_list_is_a_claim() -> None:
+    # The sentence states both prices, then leads in to the list of what the plan includes.
+    answer = (
+        "It costs £14.50 a month for cats and £17.00 a month for dogs, and includes:\n\n- two checks a year"
+    )
+    claims = extract_claims(answer, important_classes=())
+    assert [claim.text for claim in claims] == [
+        "It costs £14.50 a month for cats and £17.00 a month for dogs",
+        "two checks a year",
+    ]
+    assert answer[claims[0].start : claims[0].end] == claims[0].text
+    # A lead-in alone, or one without a statement before its comma, is still no claim.
+    assert extract_claims("Key points:", important_classes=()) == []
+    assert extract_claims("The kit, which includes:", important_classes=()) == []
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -333,3 +349,22 @@ def test_a_list_entry_or_a_line_of_fields_that_labels_a_value_is_a_claim() -> No
         "From: Idris Fennimore",
         "To: Year 10 Parents & Carers",
     ]
+
+
+def test_a_table_row_of_values_in_words_states_them_and_its_header_does_not() -> None:
+    table = (
+        "| Flag | Meaning | Default |\n|------|---------|---------|\n"
+        "| `--compression LEVEL` | `off`, `fast`, `auto` or `max` | `auto` |\n"
+        "| `--parallel N` | Files read at once | 4 |"
+    )
+    spans = sentence_spans(table)
+    header, compression = spans[0], spans[1]
+    assert compression.slice(table).startswith("| `--compression")
+    # The row gives its flag's values and default without a figure or a verb: a claim all the same.
+    assert is_claimable(table, compression)
+    assert not is_claimable(table, header)
+    assert [claim.text for claim in extract_claims(compression.slice(table), ())] == [
+        "| --compression LEVEL | off, fast, auto or max | auto |"
+    ]
+    # A row with an empty cell gives no value there.
+    assert extract_claims("| `--compression LEVEL` | | auto |", ()) == []
