@@ -551,6 +551,7 @@ def _checked(
     support = apply_support(claims, selection.kept, verifier, by=by, extra_rows=extra_rows)
     passages = {item.row.evidence_id: item for item in selection.kept}
     throughout = _document_terms(selection)
+    titles = _document_names(selection)
     in_context = [
         ClaimInContext(
             claim_id=assessment.claim_id,
@@ -606,12 +607,42 @@ def _checked(
                     if row_id in passages
                 )
             ),
+            other_titles=frozenset().union(
+                *(
+                    terms
+                    for source, terms in titles.items()
+                    if source
+                    not in {
+                        passages[row_id].row.source.source_id
+                        for row_id in assessment.support_row_ids
+                        if row_id in passages
+                    }
+                )
+            ),
         )
         for assessment in support.assessments
         if assessment.outcome == "supported"
     ]
     responsiveness = check_responsiveness(selection.focus, in_context, embedder)
     return _Composed(text, composition, support, len(claims), responsiveness)
+
+
+def _document_names(selection: Selection) -> dict[str, frozenset[str]]:
+    """For each document of the kept passages, the content terms of its title and its file name
+    ("Services, Fees and Opening Hours | Harbourside Veterinary Clinic", "harbourside-vets.html")."""
+    names = {}
+    for item in selection.kept:
+        source = item.row.source
+        stem = PurePosixPath(source.canonical_path or source.canonical_uri).stem
+        names[source.source_id] = frozenset(
+            content_terms(re.sub(r"[_.-]+", " ", f"{source.title or ''} {stem}"))
+        )
+    return names
+
+
+def _document_name(item: ReadEvidence) -> str:
+    source = item.row.source
+    return source.title or PurePosixPath(source.canonical_path or source.canonical_uri).stem
 
 
 def _document_terms(selection: Selection) -> dict[str, frozenset[str]]:
@@ -623,8 +654,7 @@ def _document_terms(selection: Selection) -> dict[str, frozenset[str]]:
     for item in selection.kept:
         source = item.row.source
         by_source.setdefault(source.source_id, []).append(set(content_terms(item.passage)))
-        name = source.title or PurePosixPath(source.canonical_path or source.canonical_uri).stem
-        names[source.source_id] = set(content_terms(re.sub(r"[_.]+", " ", name)))
+        names[source.source_id] = set(content_terms(re.sub(r"[_.]+", " ", _document_name(item))))
     return {
         source: frozenset(term for term in set().union(*held) if sum(term in terms for terms in held) >= 2)
         | names[source]

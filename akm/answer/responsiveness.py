@@ -9,7 +9,8 @@ supported claim that is also responsive:
   of them or is close to the question under the embedding model;
 * it holds the kind of answer a typed question asks for, and its score (the sentence score of ``akm.answer.selection``: terms, terms with context, similarity
   and whether it fills the question's answer type — a date for "when" (a day for "which day"), a
-  count for "how many" (not a bare year nor a measure in another unit), money for a price, a name
+  count for "how many" (not a bare year nor a measure in another unit, nor an age), money for a
+  price (a bare "34.00" under a "Price" column or after "costs"), an age for "what age", a name
   for "who", a place for "where", a cause for "why") reaches ``SCORE_MIN``;
 * it is about what the question names: every number of the question ("Tessel 4.3", "in 1931")
   stands in the claim or its passage; the role a "who is the <role>" question asks the holder of
@@ -24,6 +25,13 @@ supported claim that is also responsive:
   1 May" does not say when it opened), nor is it answered by a claim cut from a sentence whose
   left-out words hold the deed and its own date ("It was restored in 2019" from "It opened in 1937
   and was restored in 2019");
+* it is about the document the question names: a term of the question that another document read
+  for it is named for ("vet" beside "harbourside-vets.html"), and that the claim's passage and
+  document never say, makes the claim another document's subject;
+* a quoted table row is about what its first cell names: not where another row of the table names
+  more of the question ("| Large | ... |" for an extra large unit, beside "| Extra large | ... |"),
+  and, for "which <kind>", a row keyed under a column of that kind is the answer ("| `--one-file-system`
+  | ... |" under "Flag");
 * a yes-or-no question ("Can cars cross the bridge?") is answered only where every one of its
   terms stands in the claim or its passage: a sentence about the bridge that never names cars says
   neither yes nor no, however much else it shares;
@@ -57,6 +65,7 @@ from akm.answer.selection import (
     fills_answer_type,
     is_polar_question,
     limited_days,
+    limited_kinds,
     measured_terms,
     measured_thing,
     mentions_event,
@@ -72,9 +81,11 @@ from akm.answer.selection import (
     other_numbered,
     other_unit_numbers,
     other_variant,
+    permission_terms,
     question_names,
     question_similarities,
     same_sense_terms,
+    spanned_days,
     spanned_duration,
     states_instead,
     unheaded,
@@ -82,6 +93,8 @@ from akm.answer.selection import (
     unnamed_kind,
     unnoticed_deed,
     unrated,
+    which_kind,
+    within_a_bound,
     within_a_range,
 )
 from akm.answer.tidy import is_non_answer, refers_ahead, refers_back
@@ -135,6 +148,8 @@ class ClaimInContext:
     # The terms that two or more of the passages read from its document hold: what the document
     # speaks of throughout ("salon" on a salon's page whose title calls it a studio).
     document_terms: frozenset[str] = frozenset()
+    # The terms of the titles (or file names) of the other documents read for the question.
+    other_titles: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,11 +326,37 @@ def _other_row(focus: QuestionFocus, claim: ClaimInContext, with_context: set[st
         key = next((cell for cell in cells[1:] if re.search(r"\w", cell)), "")
     if not key:
         return None
+    kind = which_kind(focus.question)
+    if kind and claim.columns and kind in content_terms(_row_key(claim.columns)):
+        # "Which flag stops it crossing mount points?": in a table whose first column is of flags,
+        # the row's key is the answer, not what the row is about.
+        return None
     missing = [term for term in focus.weights if term not in with_context]
     key_terms = set(content_terms(key)) | measured_terms(focus.question, key)
-    if not missing or key_terms & set(focus.weights):
+    if key_terms & set(focus.weights):
+        # "| Large | ... | £41.00 |" for an extra large unit, where another row of the passage is keyed
+        # "Extra large": that row names all of the question this one does, and more.
+        asked = set(content_terms(text)) & set(focus.weights)
+        for line in claim.context.splitlines():
+            other = _row_key(line)
+            if (
+                other
+                and other.lower() != key.lower()
+                and set(content_terms(line)) & set(focus.weights) > asked
+            ):
+                return f"{key.lower()} (asked: {other.lower()})"
+        return None
+    if not missing:
         return None
     return f"{key.lower()} (asked: {', '.join(missing)})"
+
+
+def _row_key(line: str) -> str:
+    """The first cell with a word of a table row's line ("" for other lines)."""
+    if not line.strip().startswith("|"):
+        return ""
+    cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+    return next((cell for cell in cells if re.search(r"\w", cell)), "")
 
 
 def _unmeasured(focus: QuestionFocus, with_context: set[str]) -> str | None:
@@ -362,7 +403,15 @@ def check_responsiveness(
             # prompt every sentence that names days ("Yes, for men's cuts on Saturday mornings
             # only" for whether the salon is open on Mondays).
             | limited_days(focus.question, f"{claim.text} {claim.heading}")
+            # "Monday to Friday" speaks of a Tuesday asked.
+            | spanned_days(focus.question, f"{claim.text} {claim.heading} {claim.columns}")
+            # "are trainers ok" is answered by "Trainers are not allowed".
+            | permission_terms(focus.question, claim.text)
         )
+        # "Debit cards are accepted for Economy and Compact cars only" answers, no, whether a family
+        # car may be paid for by debit card: the kinds it limits the noun to are its answer.
+        limited = limited_kinds(focus.question, claim.text)
+        claim_terms |= limited
         # An abbreviation the question uses is met where the passage or its headings spell it out.
         with_context = (
             claim_terms
@@ -418,15 +467,27 @@ def check_responsiveness(
                     for term in numbers
                     if term not in with_context
                     and not within_a_range(term, claim.text)
+                    and not within_a_bound(term, focus.question, claim.text)
                     and not bounds_amount(term, focus.question, claim.text)
                 )
-                + tuple(term for term in names if term not in with_context),
+                + tuple(term for term in names if term not in with_context)
+                # "vet open saturday?" is not answered by a museum's Saturday hours, beside a
+                # document titled "harbourside-vets": what another document is named for, and the
+                # claim's passage and document never name, is that document's subject.
+                + tuple(
+                    term
+                    for term in focus.weights
+                    if term in claim.other_titles
+                    and term not in with_context
+                    and term not in claim.document_terms
+                    and term not in numbers
+                ),
                 polar=polar,
                 unnamed=unnamed_kind(focus.question, claim.text),
                 asking=(focus.question.split() or ["which"])[0].lower(),
                 # Another kind of the noun asked ("full plot" for "half plot"), or another day.
                 other=_other_row(focus, claim, with_context)
-                or other_kind(focus.question, claim.text, claim.context, claim.heading)
+                or (None if limited else other_kind(focus.question, claim.text, claim.context, claim.heading))
                 or other_day(focus.question, claim.text, claim.before, claim.heading)
                 or other_variant(focus.question, claim.text, claim.heading)
                 or other_duration(focus.question, claim.text, claim.context)

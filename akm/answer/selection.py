@@ -396,8 +396,10 @@ _DATE_QUESTION = re.compile(
 _NUMBER_QUESTION = re.compile(
     r"\bhow (?:many|much|long|soon|far|old|large|big|high|tall|deep|wide|often|fast|heavy)\b|"
     r"\b(?:what|which) (?:percentage|percent|number|amount|proportion|fraction|size|length|population)\b|"
+    # "What age can my son start?", "age limit for the zip wire": an age.
+    r"\b(?:what|which)\s+age\b|\bage\s+(?:limit|range)\b|"
     r"\bwhat (?:is|was|are|were) the (?:[a-z]+ )?(?:population|number|percentage|amount|size|length|height|area|"
-    r"cost|price|distance|depth|speed|weight|temperature|salary|wage|fee|fare|rent)\b|"
+    r"cost|price|distance|depth|speed|weight|temperature|salary|wage|fee|fare|rent|excess)\b|"
     # "What salary do new staff get?", "what fee is charged?": an amount of money.
     r"\bwhat (?:salary|salaries|wage|wages|fee|fees|fare|fares|rent|price|prices)\b|"
     # "What oven temperature ...", "how cold can it get?": a temperature.
@@ -408,7 +410,7 @@ _NUMBER_QUESTION = re.compile(
     # word that names a price asks for one.
     r"^(?!\s*(?:which|what|whats|who|whom|whose|where|when|why|how|do|does|did|is|are|was|were|can|could|"
     r"may|must|should|will|would|has|have|had)\b)(?=.*\b(?:price|prices|cost|costs|fee|fees|charge|charges|rent|"
-    r"fare|fares)\b)",
+    r"fare|fares|fine|fines|excess)\b)",
     re.IGNORECASE,
 )
 _PERSON_QUESTION = re.compile(r"^\s*(?:who|whom|whose)\b|\bwho\s+(?:was|is|were|did)\b", re.IGNORECASE)
@@ -527,6 +529,12 @@ _CONDITION = re.compile(
     r"\b(?:if|whenever|once|as soon as|unless|in case|after|before|when)\b", re.IGNORECASE
 )
 # "What time does the job start?", "at what time ...": a time of day, never a year or a date.
+# "What are the off peak hours?", "what are your opening times": times of day, or days closed.
+_HOURS_QUESTION = re.compile(
+    r"\bwhat\s+(?:are|r|were)\s+(?:the|your|its|their)\s+(?:[a-z-]+\s+){0,2}(?:hours|times)\b(?!\s+(?:of|per|a)\b)",
+    re.IGNORECASE,
+)
+_HOURS_SAID = re.compile(r"\b(?:closed|open\s+all\s+day|all\s+day|24\s+hours)\b", re.IGNORECASE)
 _CLOCK_QUESTION = re.compile(r"\bwhat time\b(?!\s+(?:of|period|frame|span|zone)\b)", re.IGNORECASE)
 # "What's the latest we can stay", "what is the earliest I can book": a time of day or a date, not a
 # day of the week alone nor a number of nights.
@@ -568,16 +576,20 @@ _FREQUENCY = re.compile(
 )
 _EVERY_DAY = re.compile(r"\b(?:daily|every day|each day|weekdays?|weekends?)\b", re.IGNORECASE)
 _MONEY_QUESTION = re.compile(
-    r"\b(?:price|prices|cost|costs|fee|fees|fare|fares|salary|salaries|wage|wages)\b|\bhow much money\b|"
+    r"\b(?:price|prices|cost|costs|fee|fees|fine|fines|fare|fares|salary|salaries|wage|wages|excess)\b|"
+    r"\bhow much money\b|"
     # "How much is it to get in?", "how much is a band 2 treatment": a price, with no noun after "much"
     # (not "how much flour"), nor a measure or a quantity asked of ("how much does it weigh", "how
     # much is needed").
     r"\bhow much (?:is|are|r|was|were|will|would|wd|does|do|did)\b"
-    r"(?!.*\b(?:weigh\w*|needed|used|required|left|spent|produced|made|grown|sold|eaten|drunk)\b)",
+    r"(?!.*\b(?:weigh\w*|needed|used|required|left|spent|produced|made|grown|sold|eaten|drunk)\b)|"
+    # "how much to collect my bike", "how much for a puncture repair", "how much does the vet charge",
+    # "school dinner how much a day".
+    r"\bhow much (?:to|for|a|an|per|each)\b|\bhow much\b.*\bcharges?\b",
     re.IGNORECASE,
 )
 _MONEY = re.compile(
-    r"[$£€¥₹]\s?\d|\b(?:USD|GBP|EUR|CAD|AUD)\s?\d|\b\d[\d,.]*\s*(?:million|billion|thousand|m|bn|k)?\s*(?:dollars?|pounds?|euros?|pence|cents?|"
+    r"[$£€¥₹]\s?\d|\b(?:USD|GBP|EUR|CAD|AUD)\s?\d|\b\d+p\b|\b\d[\d,.]*\s*(?:million|billion|thousand|m|bn|k)?\s*(?:dollars?|pounds?|euros?|pence|cents?|"
     r"yen|francs?|marks?|rupees?|shillings?|guineas?|kronor|krona|kroner|krone|kronur|zlotys?|złoty|forints?|"
     r"lira|lire|liras|pesos?|yuan|renminbi|rubles?|roubles?|dinars?|dirhams?|baht|ringgits?|rupiah|"
     r"USD|GBP|EUR|SEK|NOK|DKK|CHF|JPY|CNY|INR|CAD|AUD|PLN)\b|\b(?:free of charge|no charge|costs? nothing)\b",
@@ -817,12 +829,15 @@ def _states_count(text: str, noun: str, question: str = "") -> bool:
     candidates = []
     # A time of day ("09:20 The on-call engineer was paged") counts nothing.
     text = _CLOCK_TIME.sub(" ", text)
+    # "for under-5s", "aged 65": someone's age counts nothing.
+    ages = [match.span() for pattern in (_AGE_BAND, _AGE_OF_SOMEONE) for match in pattern.finditer(text)]
     for match in _COUNT_CANDIDATE.finditer(text):
         words = re.findall(r"[A-Za-z][\w'’-]*", match.group("after"))
         # "£12 per household" is an amount for each one, not a count of households.
         if any(
             _counts_noun(word, noun)
-            and (at == 0 or words[at - 1].lower() not in ("per", "each", "every", "a", "an"))
+            # "no need to book": a verb after "to" counts nothing.
+            and (at == 0 or words[at - 1].lower() not in ("per", "each", "every", "a", "an", "to"))
             for at, word in enumerate(words)
         ):
             return True
@@ -848,6 +863,8 @@ def _states_count(text: str, noun: str, question: str = "") -> bool:
             continue  # "million" in "£5 million": the scale of the number before it, judged by itself
         if number in named or _VERSION_BEFORE.search(text, 0, match.start()):
             continue
+        if any(start <= match.start("number") < end for start, end in ages):
+            continue
         valued = _VALUE_OF.search(text, 0, match.start())
         if not names_noun and valued and valued.group(1).lower() not in _STOPWORDS | _HEAD_COUNTS:
             continue  # "the quorum is 25": the value of another thing, not a count of households
@@ -857,7 +874,8 @@ def _states_count(text: str, noun: str, question: str = "") -> bool:
     return False
 
 
-_CLOCK_TIME = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b:?")
+# A time of day: "09:20", "10:30am", "9 pm".
+_CLOCK_TIME = re.compile(r"(?i:\b\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]m)?\b:?|\b\d{1,2}\s*[ap]m\b)")
 # "<noun> is 25": a figure that another noun has; a population or a total is a head count.
 _VALUE_OF = re.compile(
     r"\b([A-Za-z][\w'’-]*)\s+(?:is|was|are|were|stands at|stood at)\s+(?:about\s+|around\s+)?$"
@@ -1553,6 +1571,8 @@ def answer_type_of(question: str) -> AnswerType:
         )
     ):
         return "number"
+    if _HOURS_QUESTION.search(question):
+        return "number"
     if _PERSON_QUESTION.search(question):
         return "person"
     if _PLACE_QUESTION.search(question) or _ADDRESS_QUESTION.search(question):
@@ -1627,8 +1647,14 @@ def fills_answer_type(text: str, answer_type: AnswerType, question: str = "", co
                     _TABLE_DURATION.search(text) or _timed_cell(text, columns)
                 )
             return bool(_DURATION.search(text) or _TABLE_DURATION.search(text) or _timed_cell(text, columns))
+        if _AGE_QUESTION.search(question):
+            return _states_age(text, columns)
+        if _HOURS_QUESTION.search(question):
+            return bool(_TIME_OR_FREQUENCY.search(text) or _HOURS_SAID.search(text))
         if _MONEY_QUESTION.search(question):
-            return bool(_MONEY.search(text))
+            # A price may be written without its currency: "A bike ticket costs 5.00", or a table's
+            # "| Family | 34.00 |" under a "Price" column.
+            return bool(_MONEY.search(text) or _BARE_PRICE.search(text) or _priced_cell(text, columns))
         if _TEMPERATURE_QUESTION.search(question):
             return bool(_TEMPERATURE.search(text))
         if _RATE_QUESTION.search(question):
@@ -1711,16 +1737,57 @@ def _states_time_taken(text: str, verb: str) -> bool:
 _DURATION_COLUMN = re.compile(r"\b(?:duration|run\s*time|length|how long|time taken|takes)\b", re.IGNORECASE)
 
 
-def _timed_cell(row: str, columns: str) -> bool:
-    """Whether a table row gives a figure under a column of lengths of time ("| Cottons | 40 °C | 3:15 |"
-    under "| Programme | Default temp | Duration (default) |")."""
+# "What age can my son start?", "age limit for the zip wire", "minimum age": an age is asked.
+_AGE_QUESTION = re.compile(
+    r"\b(?:what|which)\s+age\b|\bage\s+(?:limit|range)\b|\b(?:min|max|minimum|maximum)\s+age\b", re.IGNORECASE
+)
+# A price written without its currency, after a word of paying: "costs 5.00", "priced at 12.50".
+_BARE_PRICE = re.compile(
+    r"\b(?:costs?|costing|priced\s+at|(?:price|fee|charge)\s+(?:is|of)|charged\s+at|pays?|paid)\s+"
+    r"(?:only\s+|just\s+|from\s+|about\s+)?\d[\d,]*\.\d{2}\b",
+    re.IGNORECASE,
+)
+_AGE_COLUMN = re.compile(r"\bages?\b", re.IGNORECASE)
+_PRICE_COLUMN = re.compile(
+    r"\b(?:price|prices|cost|costs|fee|fees|charge|charges|fare|fares|rent)\b|[£€$]", re.IGNORECASE
+)
+
+
+def _figure_under(row: str, columns: str, header: re.Pattern[str]) -> bool:
+    """Whether a table row gives a figure in a column whose header ``header`` matches."""
     if not columns or not row.lstrip().startswith("|"):
         return False
     cells = _cells(row)
     return any(
-        _DURATION_COLUMN.search(header) and at < len(cells) and _NUMBER.search(cells[at])
-        for at, header in enumerate(_cells(columns))
+        header.search(name) and at < len(cells) and _NUMBER.search(cells[at])
+        for at, name in enumerate(_cells(columns))
     )
+
+
+def _priced_cell(row: str, columns: str) -> bool:
+    """Whether a table row gives a number under a column of prices ("| Family | 34.00 |" under
+    "| Ticket | Price |")."""
+    return _figure_under(row, columns, _PRICE_COLUMN)
+
+
+def _states_age(text: str, columns: str) -> bool:
+    """Whether ``text`` gives someone's age ("4 years" under a "Minimum age" column, "aged 65 or
+    over", "under-5s", "18+"), not any number ("From Stage 1 upwards"), nor a length of time ("for
+    3 years")."""
+    if any(pattern.search(text) for pattern in (_AGE_BAND, _AGE_OF_SOMEONE, _AGE_LIMIT)):
+        return True
+    for match in re.finditer(r"\b\d+(?:\.\d+)?\s*-?\s*(?:years?|yrs?|months?)\b", text, re.IGNORECASE):
+        if _kind_of_years(text, match.start(), match.end()) != "length":
+            return True
+    if re.search(r"\b\d{1,2}\s*\+(?!\s*\d)", text):
+        return True
+    return _figure_under(text, columns, _AGE_COLUMN)
+
+
+def _timed_cell(row: str, columns: str) -> bool:
+    """Whether a table row gives a figure under a column of lengths of time ("| Cottons | 40 °C | 3:15 |"
+    under "| Programme | Default temp | Duration (default) |")."""
+    return _figure_under(row, columns, _DURATION_COLUMN)
 
 
 # Units of time: "per year" asks how often or at what rate, which the other checks judge.
@@ -1850,10 +1917,11 @@ _SAME_WORDS: tuple[frozenset[str], ...] = (
 )
 
 
-# A yes-or-no question's deed of having or moving a thing ("can I bring my bike on the 27", "can
-# she keep her earrings in for PE", "is there any help with buying the uniform") is asked of the
-# thing: a passage on the thing answers it in whatever verb it uses ("folding bikes only").
-HOLDING_DEEDS = frozenset({"bring", "take", "keep", "carry", "buy", "buying"})
+# A yes-or-no question's deed of having, getting, paying with or moving a thing ("can I bring my bike
+# on the 27", "can she keep her earrings in for PE", "is there any help with buying the uniform", "can
+# i get a static ip", "can i pay with debit card") is asked of the thing: a passage on the thing
+# answers it in whatever verb it uses ("folding bikes only", "Debit cards are accepted").
+HOLDING_DEEDS = frozenset({"bring", "take", "keep", "carry", "buy", "buying", "get", "got", "pay"})
 
 
 def deed_objects(question: str) -> set[str]:
@@ -2553,6 +2621,18 @@ _WHICH_QUESTION = re.compile(
     r"|what(?:['’]?s|\s+is|\s+are|\s+was|\s+were)?\s+the\s+(?P<name_of>names?|brands?|makes?|models?)\s+of\b)",
     re.IGNORECASE,
 )
+
+
+def which_kind(question: str) -> str | None:
+    """The stem of the kind a "which <kind>" (or "what model", "what is the name of") question asks
+    one thing of: "Which flag stops ..." gives "flag"."""
+    match = _WHICH_QUESTION.search(question)
+    if match is None:
+        return None
+    kind = match.group("kind") or match.group("named") or match.group("name_of")
+    return None if kind.lower() in _STOPWORDS else stem(_base_form(kind.lower()))
+
+
 # A figure that names rather than counts: "the number 14 bus", "route 7 buses", "gate 3".
 _NAMING_FIGURE = re.compile(
     r"\b(?:number|no\.?|nr\.?|route|line|gate|platform|room|bay|#)\s*$", re.IGNORECASE
@@ -2629,10 +2709,12 @@ def _counts_units(match: re.Match[str]) -> bool:
 
 def other_kind(question: str, claim: str, context: str, heading: str = "") -> str | None:
     """The other kind of thing a claim speaks of, when the question narrows a noun by a word that the
-    claim lacks and its passage never puts before that noun, while the claim or its passage gives
-    the noun another ("How much does a half plot cost?" is not answered by "A full plot costs 60
-    pounds a year", though the passage goes on "students pay half"; "How much does a day permit
-    cost?" not by the price of the overnight permit the passage speaks of). Returned as "full plot
+    claim lacks, while the claim or its passage gives the noun another ("How much does a half plot
+    cost?" is not answered by "A full plot costs 60 pounds a year", though the passage goes on
+    "students pay half"; "How much does a day permit cost?" not by the price of the overnight permit
+    the passage speaks of). Where the passage puts the asked word before the noun too, only the
+    claim's own words can name another ("Each Intercity train has 8 bike spaces" for a regional
+    train, beside "Regional trains take bikes subject to space"). Returned as "full plot
     (asked: half plot)"; None when the claim speaks of what was asked. Only for questions that ask
     for a number (a price, a count, a rate), whose answer differs from one kind to the next, or for
     a person ("Who was the first keeper?" is not answered by "The last keeper, Olof Brandt, ..."); a
@@ -2663,7 +2745,6 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
             # "the little filter at the bottom" describes the filter, not a kind of it.
             or modifier.lower() in _DESCRIBING
             or _same_as(stem(modifier)) & in_claim
-            or any((same, stem(noun)) in pairs for same in _same_as(stem(modifier)))
             # "Labour on all services is guaranteed for 30 days" speaks of every kind of service, as
             # "all services and repairs" of every kind of repair.
             or re.search(
@@ -2673,7 +2754,13 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
             )
         ):
             continue
-        for before, word in pairwise(said):
+        words = said
+        if any((same, stem(noun)) in pairs for same in _same_as(stem(modifier))):
+            # The passage speaks of the asked kind too: only the claim's own words can name another
+            # ("Each Intercity train has 8 bike spaces" for a regional train, beside "Regional trains
+            # take bikes subject to space").
+            words = _WORD.findall(f"{claim} {heading}")
+        for before, word in pairwise(words):
             if (
                 stem(word) == stem(noun)
                 and before[:1].isalpha()
@@ -2681,6 +2768,7 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
                 and before.lower() not in _QUANTIFIERS
                 and not _NUMBER_WORD.fullmatch(before)
                 and stem(before) != stem(noun)
+                and stem(before) not in _same_as(stem(modifier))
                 and stem(before) not in asked_otherwise
                 and not MONTH.fullmatch(before)
                 and not before.lower().endswith(("'s", "’s", "s'", "s’"))
@@ -2762,6 +2850,54 @@ def _days_named(text: str) -> set[int]:
             {5, 6} if match.group("weekend") else set(range(5)) if match.group("weekday") else set(range(7))
         )
     return days
+
+
+def spanned_days(question: str, text: str) -> set[str]:
+    """The stems of the days the question names that ``text`` speaks of in other words: a range
+    ("Monday to Friday" holds a Tuesday), weekdays, weekends or every day."""
+    # "the Easter weekend" is one weekend, not every one: a day is spanned by a range, by plural
+    # weekends or weekdays, or by every day.
+    general = re.sub(r"\b(?:the|a|an|this|that|next|last|[A-Z][a-z]+)\s+week(?:end|day)\b", " ", text)
+    own = _days_named(general) - {_day_index(match.group()) for match in WEEKDAY.finditer(general)}
+    for match in _DAY_RANGE.finditer(general):
+        first, last = _day_index(match.group("first")), _day_index(match.group("last"))
+        own |= {day % 7 for day in range(first, first + 7) if (day - first) % 7 <= (last - first) % 7}
+    if not own:
+        return set()
+    return {stem(word) for word in _WORD.findall(question) if (named := _days_named(word)) and named <= own}
+
+
+# "are trainers ok as school shoes": whether a thing is allowed, asked in words of its own.
+_PERMISSION_ASKED = re.compile(r"\b(?:ok|okay|alright|fine|acceptable|allowed|permitted)\b", re.IGNORECASE)
+_PERMISSION_SAID = re.compile(
+    r"\b(?:allowed|permitted|prohibited|forbidden|banned|welcome|accepted|may|must|cannot|can['’]?t|"
+    r"not\s+(?:allowed|permitted|accepted))\b",
+    re.IGNORECASE,
+)
+
+
+def permission_terms(question: str, text: str) -> set[str]:
+    """The stems of the words by which a yes-or-no question asks whether a thing is allowed ("are
+    trainers ok as school shoes") where ``text`` allows or forbids ("Trainers are not allowed, except
+    for PE"): the text answers in its own words."""
+    if not asks_yes_or_no(question) or not _PERMISSION_SAID.search(text):
+        return set()
+    return {stem(match.group().lower()) for match in _PERMISSION_ASKED.finditer(question)}
+
+
+def limited_kinds(question: str, text: str) -> set[str]:
+    """The stems of the words by which a yes-or-no question narrows a noun ("can i pay with debit
+    card for a family car") where ``text`` limits that noun to other kinds ("Debit cards are accepted
+    for Economy and Compact cars only"): the limit answers it, no, as `limited_days` does for days."""
+    if not asks_yes_or_no(question) or not re.search(r"\bonly\b", text, re.IGNORECASE):
+        return set()
+    said = {stem(word) for word in _WORD.findall(text)}
+    limited = set()
+    for match in _NARROWED.finditer(question):
+        modifier, noun = stem(match.group("modifier")), stem(match.group("noun"))
+        if noun in said and modifier not in said and other_kind(question, text, text) is not None:
+            limited.add(modifier)
+    return limited
 
 
 def limited_days(question: str, text: str) -> set[str]:
@@ -2920,14 +3056,26 @@ _MEASURED_THING = re.compile(
 )
 
 
+# "how much does the vet charge to spay a rabbit", "how much to collect my bike": the deed priced.
+_PRICED_DEED = re.compile(
+    r"\bhow much\s+(?:(?:does|do|will|would|wd)\s+(?:[A-Za-z][\w'’-]*\s+){1,3}?(?:charge|cost|want)\s+)?"
+    r"to\s+(?P<thing>[a-z]{3,})\b",
+    re.IGNORECASE,
+)
+
+
 def measured_thing(question: str) -> tuple[str, str] | None:
     """The thing a "how much is ..." or "how warm is ..." question asks a measure of, as (the stem of
     its last word, the question's words up to it): "how much is school dinner for my yr 4 son" gives
     ("dinn", "how much is school dinner"); None when it asks of no named thing ("how much does it
-    cost", "how long is it")."""
+    cost", "how long is it"). Of a deed priced, its verb: "how much does Harbourside charge to spay
+    a rabbit" gives ("spay", "how much does harbourside charge to spay")."""
     match = _MEASURED_THING.search(question)
     if match is None:
-        return None
+        deed = _PRICED_DEED.search(question)
+        if deed is None or deed.group("thing").lower() in _STOPWORDS:
+            return None
+        return stem(deed.group("thing")), " ".join(question[deed.start() : deed.end()].lower().split())
     head = match.group("thing").split()[-1].lower()
     if head in _STOPWORDS or _NUMBER_WORD.fullmatch(head) or stem(head) in MEASURE_TERMS:
         return None
@@ -3199,6 +3347,54 @@ def within_a_range(number: str, text: str) -> bool:
     return any(
         float(low) <= value <= float(high) and float(low) < float(high) for low, high in _RANGE.findall(text)
     )
+
+
+# A bound on an amount: "Over EUR 2,500", "up to £500", "more than 3 nights".
+_BOUND = re.compile(
+    r"\b(?P<side>over|above|more\s+than|exceeding|at\s+least|from|under|below|less\s+than|up\s+to|at\s+most)\s+"
+    r"(?:(?P<currency>[A-Z]{3}|[£$€])\s*)?(?P<number>\d[\d,]*(?:\.\d+)?)(?![\d:])(?:\s*(?P<unit>[A-Za-z]+))?",
+    re.IGNORECASE,
+)
+_CURRENCIES = {"£": "gbp", "pound": "gbp", "pounds": "gbp", "$": "usd", "dollar": "usd", "dollars": "usd",
+               "€": "eur", "euro": "eur", "euros": "eur"}  # fmt: skip
+
+
+def _unit_of(currency: str | None, unit: str | None) -> str:
+    """The unit of an amount, currencies by one name ("€", "EUR" and "euros" alike)."""
+    word = (currency or unit or "").lower()
+    return _CURRENCIES.get(word, word if currency else stem(word) if word else "")
+
+
+def within_a_bound(number: str, question: str, text: str) -> bool:
+    """Whether ``text`` bounds amounts of the unit the question gives ``number`` in, on a side that
+    holds it: "Over EUR 2,500" holds the 3000 of "who approves a claim of 3000 eur", "up to 5 nights"
+    the 3 of "can I stay 3 nights"; a bound on another unit holds nothing ("over 6.1" mmol/l for 25 dH)."""
+    try:
+        value = float(number.replace(",", ""))
+    except ValueError:
+        return False
+    given = re.search(
+        rf"(?:(?P<currency>\b[A-Z]{{3}}|[£$€])\s*)?(?<![\d.,]){re.escape(number)}(?![\d.,])(?:\s*(?P<unit>[A-Za-z]+))?",
+        question,
+        re.IGNORECASE,
+    )
+    asked = _unit_of(given.group("currency"), given.group("unit")) if given else ""
+    if not asked or asked in _STOPWORDS:
+        return False
+    for match in _BOUND.finditer(text):
+        if _unit_of(match.group("currency"), match.group("unit")) != asked:
+            continue
+        bound = float(match.group("number").replace(",", ""))
+        side = " ".join(match.group("side").lower().split())
+        if side in ("over", "above", "more than", "exceeding"):
+            if value > bound:
+                return True
+        elif side in ("at least", "from"):
+            if value >= bound:
+                return True
+        elif value < bound or (value == bound and side in ("up to", "at most")):
+            return True
+    return False
 
 
 # A limit a text puts on an amount ("covered for 12 months only", "up to 3 nights", "aged 25 or

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any, cast
 
@@ -22,6 +23,7 @@ from akm.answer.selection import (
     generalised_terms,
     heading_words,
     limited_days,
+    limited_kinds,
     measured_terms,
     measured_thing,
     mentions_event,
@@ -36,11 +38,13 @@ from akm.answer.selection import (
     other_numbered,
     other_unit_numbers,
     other_variant,
+    permission_terms,
     question_focus,
     rated_amounts,
     read_as_typed,
     same_sense_terms,
     select_evidence,
+    spanned_days,
     spanned_duration,
     states_instead,
     stem,
@@ -50,6 +54,8 @@ from akm.answer.selection import (
     unnamed_kind,
     unnoticed_deed,
     unrated,
+    which_kind,
+    within_a_bound,
     within_a_range,
     without_question,
 )
@@ -3087,3 +3093,189 @@ def test_days_a_thing_is_limited_to_answer_a_yes_or_no_question_about_another_da
     assert limited_days(question, "Kids parties are held on Saturdays and Sundays.") == set()
     assert limited_days("how much is a kids party on a friday", rule) == set()
     assert other_day("how much is a kids party on a friday", rule) == "Saturday, Sunday (asked: Friday)"
+
+
+def test_an_age_question_needs_an_age() -> None:
+    question = "what age can my son start stage 1 swimming"
+    assert answer_type_of(question) == "number"
+    # "Stage 1" is a figure, not an age; a row under a "Minimum age" column gives one.
+    assert not fills_answer_type(
+        "All children from Stage 1 upwards must wear a swim hat.", "number", question
+    )
+    columns = "| Level | Minimum age | Lesson length | Price per term |"
+    assert fills_answer_type("| Stage 1 | 4 years | 30 minutes | £96 |", "number", question, columns)
+    story = "what age is the library story time for"
+    assert fills_answer_type("Rhyme and Story Time for under-5s takes place every Tuesday.", "number", story)
+    assert fills_answer_type(
+        "Plotholders aged 65 or over pay half.", "number", "what age do concessions start"
+    )
+    assert not fills_answer_type("The course runs for 3 years.", "number", story)
+
+
+def test_a_price_may_be_written_without_its_currency() -> None:
+    question = "intercity bike ticket price"
+    assert fills_answer_type(
+        "A bike ticket costs 5.00 on Regional trains and 9.50 on Intercity trains.", "number", question
+    )
+    assert not fills_answer_type("Each Intercity train has 8 bike spaces.", "number", question)
+    family = "how much is a family ticket at ashcombe museum, 2 adults 2 kids"
+    row = "| Family (2 adults + up to 3 children) | 34.00 |"
+    assert fills_answer_type(row, "number", family, "| Ticket | Price |")
+    assert not fills_answer_type(row, "number", family, "| Ticket | Visitors |")
+
+
+def test_how_much_to_do_a_thing_asks_a_price_of_that_deed() -> None:
+    question = "how much to collect my bike from home for a service"
+    # A distance is no price.
+    assert not fills_answer_type("We can collect your bike within 5 miles of the shop.", "number", question)
+    assert fills_answer_type("This costs £15 each way.", "number", question)
+    assert measured_thing("how much does harbourside charge to spay a rabbit") == (
+        "spay",
+        "how much does harbourside charge to spay",
+    )
+    rabbit = "| Rabbit vaccination (Myxo-RHD) | £52 |"
+    context = f"| Service | Price |\n| --- | --- |\n{rabbit}\n| Microchipping | £22 |"
+    responsive, reason = _responds("how much does harbourside charge to spay a rabbit", rabbit, context)
+    assert not responsive and "no spay" in reason
+
+
+def test_times_of_day_and_ages_count_nothing() -> None:
+    question = "how many books can i take out at once from the library"
+    story = "Our free Rhyme and Story Time for under-5s takes place every Tuesday at 10:30am; there is no need to book."
+    assert not fills_answer_type(story, "number", question)
+    assert fills_answer_type("You can have up to 12 books on loan at any one time.", "number", question)
+    assert fills_answer_type("Each member may borrow 6 books.", "number", question)
+
+
+def test_a_claim_that_names_another_kind_is_not_saved_by_its_passage_naming_the_one_asked() -> None:
+    question = "how many bikes fit on a regional train"
+    claim = "Each Intercity train has 8 bike spaces, in coach 1."
+    context = f"Regional trains take bikes without a reservation, subject to space. {claim}"
+    assert other_kind(question, claim, context) == "intercity train (asked: regional train)"
+    # A claim that names the asked kind itself speaks of it.
+    assert other_kind(question, "Regional trains take up to 4 bikes.", context) is None
+
+
+def test_a_row_keyed_by_less_of_the_question_than_another_row_is_another_row() -> None:
+    question = "how much is an extra large unit per week"
+    rows = ["| Large | 150 sq ft | £41.00 |", "| Extra large | 250 sq ft | Call for a quote |"]
+    context = "\n".join(["| Unit | Size | Price per week |", "| --- | --- | --- |", *rows])
+    responsive, reason = _responds(question, rows[0], context, columns="| Unit | Size | Price per week |")
+    assert not responsive and "large (asked: extra large)" in reason
+    # A row is compared whole: the molar's row says "Back teeth" in its notes, the front tooth's
+    # key names "tooth" but not "back".
+    columns = "| Treatment | Price | Notes |"
+    rows = [
+        "| Root canal treatment, front tooth | £395 | |",
+        "| Root canal treatment, molar | £650 | Back teeth |",
+    ]
+    context = "\n".join([columns, "| --- | --- | --- |", *rows])
+    back = "how much for a private root canal on a back tooth"
+    assert _responds(back, rows[1], context, heading=f"Private prices {columns}", columns=columns)[0]
+    assert not _responds(back, rows[0], context, heading=f"Private prices {columns}", columns=columns)[0]
+
+
+def test_a_which_question_is_answered_by_the_key_of_a_row_of_that_kind() -> None:
+    question = "which flag stops burrow from crossing mount points"
+    assert which_kind(question) == "flag"
+    columns = "| Flag | Meaning | Default |"
+    row = "| `--one-file-system` | Do not cross mount points | off |"
+    context = f"{columns}\n| --- | --- | --- |\n| `--parallel N` | Files read at once | 4 |\n{row}"
+    responsive, reason = _responds(question, row, context, heading=f"burrow {columns}", columns=columns)
+    assert responsive, reason
+
+
+def test_a_bound_on_amounts_holds_an_amount_asked_in_its_unit() -> None:
+    question = "who has to approve an expense claim of 3000 eur"
+    assert within_a_bound("3000", question, "| Over EUR 2,500 | Department head and CFO |")
+    assert not within_a_bound("3000", question, "| EUR 500.01 to EUR 2,500 | Line manager |")
+    assert not within_a_bound("3000", question, "| Up to EUR 500 | Line manager |")
+    # A bound on another unit holds nothing.
+    assert not within_a_bound("25", "our water hardness is 25 dH", "| over 6.1 | H6 |")
+    assert within_a_bound("3", "can i stay 3 nights", "Stays of up to 5 nights are allowed.")
+
+
+def test_a_range_of_days_speaks_of_a_day_it_holds() -> None:
+    question = "can i take my bike on a regional train at 8am on a tuesday"
+    rule = "Non-folding bikes are not allowed on Regional trains between 07:00 and 09:30, Monday to Friday."
+    assert spanned_days(question, rule) == {stem("tuesday")}
+    assert spanned_days("is it open on saturday", rule) == set()
+    assert spanned_days("is it open on saturday", "Open every day 9-5.") == {stem("saturday")}
+
+
+def test_what_another_document_is_named_for_is_not_answered_from_this_one() -> None:
+    question = "vet open saturday? what time"
+    row = "| Saturday and Sunday | 09:30 - 18:00 | 17:15 |"
+    museum = ClaimInContext(
+        claim_id="claim-1",
+        text=row,
+        context=f"Opening times\n\n| Day | Opening hours | Last admission |\n| --- | --- | --- |\n{row}",
+        heading="Ashcombe Museum visitor information",
+        title="Ashcombe Museum visitor information",
+        columns="| Day | Opening hours | Last admission |",
+        document_terms=frozenset({"ashcomb", "museum", "ticket"}),
+    )
+    alone = check_responsiveness(question_focus(question), [museum], None)
+    beside = check_responsiveness(
+        question_focus(question), [replace(museum, other_titles=frozenset({"harboursid", "vet"}))], None
+    )
+    # With no other document in view the museum's hours pass on "open" and "saturday"; beside a
+    # document named for vets they are another document's subject.
+    assert alone.responsive, alone.reason
+    assert not beside.responsive and "the question's vet not in its passage" in beside.reason
+
+
+def test_a_fine_is_an_amount_of_money_and_pence_are_money() -> None:
+    question = "overdue fine for adult books??"
+    assert answer_type_of(question) == "number"
+    assert not fills_answer_type("We do not charge overdue fines on children's books.", "number", question)
+    assert fills_answer_type("Overdue adult items are charged at 25p per item per day.", "number", question)
+
+
+def test_what_are_the_hours_asks_for_times_of_day() -> None:
+    question = "what are the off peak hours at the gym"
+    assert answer_type_of(question) == "number"
+    # A sentence on what off-peak members may do gives no hours.
+    assert not fills_answer_type(
+        "Off-peak members can join classes that run during off-peak hours at no extra cost.",
+        "number",
+        question,
+    )
+    assert fills_answer_type("| Off-peak | £22.00 | Monday to Friday 9:30am to 4:00pm |", "number", question)
+    assert fills_answer_type("| Sunday | Closed |", "number", "what are the opening times on sunday")
+    assert answer_type_of("what are the times of the buses") == "any"
+
+
+def test_how_much_a_day_asks_a_price() -> None:
+    question = "year 4 school dinner how much a day"
+    assert not fills_answer_type("The school is also closed on Monday 4 May 2026.", "number", question)
+    assert fills_answer_type("For Years 3 to 6 a hot lunch costs £2.60 per day.", "number", question)
+
+
+def test_the_excess_is_an_amount_of_money() -> None:
+    question = "whats the excess on a minibus from brightway"
+    assert answer_type_of(question) == "number"
+    # What the excess is, in words, is not how much it is.
+    assert not fills_answer_type(
+        "The excess is the most you pay towards damage or theft.", "number", question
+    )
+    assert fills_answer_type("| Premium | £1,800 | £500 |", "number", "excess on a premium car")
+
+
+def test_whether_a_thing_is_ok_is_answered_by_what_allows_or_forbids_it() -> None:
+    question = "are trainers ok as school shoes"
+    rule = "Trainers are not allowed, except for PE."
+    assert permission_terms(question, rule) == {stem("ok")}
+    assert permission_terms(question, "Trainers come in many colours.") == set()
+    assert _responds(question, rule, f"- Black school shoes.\n\n{rule}")[0]
+
+
+def test_a_noun_limited_to_other_kinds_answers_whether_of_the_kind_asked() -> None:
+    question = "can i pay with debit card for a family car"
+    rule = "Debit cards are accepted for Economy and Compact cars only."
+    assert limited_kinds(question, rule) == {stem("family")}
+    # Without "only" the list is not a limit.
+    assert limited_kinds(question, "Debit cards are accepted for Economy and Compact cars.") == set()
+    responsive, reason = _responds(question, rule)
+    assert responsive, reason
+    assert not _responds(question, "Debit cards are accepted for Economy and Compact cars.")[0]
