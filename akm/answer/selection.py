@@ -2682,6 +2682,12 @@ _QUANTIFIERS = frozenset(
 
 
 # Words of how a thing looks to the one asking, not of which kind it is.
+# A query typed as a kind and its price, with no article: "beard trim price", "day ticket cost".
+_TYPED_KIND = re.compile(
+    r"^\s*(?P<modifier>[A-Za-z][\w'’-]*)\s+(?P<noun>[A-Za-z][\w'’-]*)\s+"
+    r"(?:price|prices|cost|costs|fee|fees|charge|charges|rate|rates)\b",
+    re.IGNORECASE,
+)
 _DESCRIBING = frozenset({"little", "tiny", "wee", "usual", "normal", "same", "whole", "actual"})
 
 
@@ -2730,7 +2736,7 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
     # "they didn't empty my blue bin" asks about a missed bin: a word the question says in other
     # words names no other kind.
     asked_otherwise = {word for phrase, words in _SAME_PHRASES if phrase.search(question) for word in words}
-    for match in _NARROWED.finditer(question):
+    for match in [*_NARROWED.finditer(question), *_TYPED_KIND.finditer(question)]:
         modifier, noun = match.group("modifier"), match.group("noun")
         if (
             modifier.lower() in _STOPWORDS

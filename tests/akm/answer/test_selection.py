@@ -3279,3 +3279,14 @@ def test_a_noun_limited_to_other_kinds_answers_whether_of_the_kind_asked() -> No
     responsive, reason = _responds(question, rule)
     assert responsive, reason
     assert not _responds(question, "Debit cards are accepted for Economy and Compact cars.")[0]
+
+
+def test_a_query_typed_as_a_kind_and_its_price_names_that_kind() -> None:
+    columns = "| Service | Stylist | Senior Stylist | Creative Director |"
+    row = "| Fringe trim | £8 | £8 | £8 |"
+    assert other_kind("beard trim price", row, row, columns) == "fringe trim (asked: beard trim)"
+    assert other_kind("fringe trim price", row, row, columns) is None
+    responsive, reason = _responds(
+        "beard trim price", row, f"{columns}\n| --- | --- | --- | --- |\n{row}", columns=columns
+    )
+    assert not responsive, reason
