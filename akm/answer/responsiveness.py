@@ -71,6 +71,7 @@ from akm.answer.selection import (
     mentions_event,
     names_method,
     not_itself,
+    one_as_article,
     only_asks,
     opposite_event,
     other_day,
@@ -100,10 +101,12 @@ from akm.answer.selection import (
 from akm.answer.tidy import is_non_answer, refers_ahead, refers_back
 from akm.claims import (
     claim_text,
+    is_cell_line,
     is_field_entry,
     is_line_entry,
     is_list_item,
     is_table_row,
+    line_cells,
     sentence_spans,
 )
 from akm.embedding import Embedder
@@ -273,6 +276,30 @@ class _ClaimCheck:
         )
 
 
+def filled_columns(row: str, columns: str) -> set[str]:
+    """The terms of the headers of the columns that the table row ``row`` fills: "| Synthetics |
+    20-60°C | 3.5 kg |" under "| Programme | Temperature | Max load |" gives the maximum load."""
+    if not columns.strip():
+        return set()
+    headers, values = _row_cells(columns), _row_cells(row)
+    if len(headers) < 2 or len(headers) != len(values):
+        return set()
+    return {
+        term
+        for header, value in zip(headers, values, strict=True)
+        if re.search(r"\w", value)
+        for term in content_terms(header)
+    }
+
+
+def _row_cells(line: str) -> list[str]:
+    """The cells of a table row: a Markdown row's, or a plain text's set out in columns."""
+    line = line.strip()
+    if line.startswith("|"):
+        return [cell.strip() for cell in line.strip("|").split("|")]
+    return line_cells(line) if is_cell_line(line) else []
+
+
 def _quotes_an_entry(context: str, claim: str) -> bool:
     """Whether ``claim`` quotes an entry of its passage: a table row, a list item or a line of fields."""
     wanted = claim_text(claim)
@@ -376,7 +403,12 @@ def check_responsiveness(
     if not supported:
         return Responsiveness(False, None, f"{NO_ANSWER_REASON}: no claim of the answer is supported")
     similarities = question_similarities(embedder, focus.question, [claim.text for claim in supported])
-    numbers = [term for term in focus.weights if any(character.isdigit() for character in term)]
+    numbers = [
+        term
+        for term in focus.weights
+        if any(character.isdigit() for character in term)
+        and not (term == "1" and one_as_article(focus.question))
+    ]
     # A compound ("e-book", "vice-chair") tells one thing from another as a name does.
     names = [term for term in question_names(focus.question) if term in focus.weights] + [
         term for term in focus.weights if "-" in term.strip("-")
@@ -407,6 +439,8 @@ def check_responsiveness(
             | spanned_days(focus.question, f"{claim.text} {claim.heading} {claim.columns}")
             # "are trainers ok" is answered by "Trainers are not allowed".
             | permission_terms(focus.question, claim.text)
+            # A row's value says what its column's header names ("3.5 kg" under "Max load").
+            | filled_columns(claim.text, claim.columns)
         )
         # "Debit cards are accepted for Economy and Compact cars only" answers, no, whether a family
         # car may be paid for by debit card: the kinds it limits the noun to are its answer.

@@ -1914,6 +1914,12 @@ _SAME_WORDS: tuple[frozenset[str], ...] = (
     # "cheap tix", "his meds"
     frozenset({"tix", "ticket"}),
     frozenset({"med", "medicin", "medic"}),
+    # "the light is flashing red" is the guide's blinking LED
+    frozenset({"flash", "blink"}),
+    # "can i take a mattress to the tip" asks the household recycling centre
+    frozenset({"tip", "dump", "recycl"}),
+    # "r u taking new patients" asks whether they are accepted
+    frozenset({"take", "taking", "took", "accept"}),
 )
 
 
@@ -1960,6 +1966,16 @@ _SAME_PHRASES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
         frozenset({"broth", "sist", "sibl"}),
     ),
     (re.compile(r"\b(?:go|goes|going)\s+to\b", re.IGNORECASE), frozenset({"attend"})),
+    # "can I pick up my race number" asks where and when it is collected.
+    (
+        re.compile(r"\b(?:pick|picks|picked|picking)\s+(?:\w+\s+){0,3}?up\b", re.IGNORECASE),
+        frozenset({"collect"}),
+    ),
+    # "does the plug work on 5ghz wifi" asks whether it supports that, or is compatible.
+    (
+        re.compile(r"\b(?:work|works|working)\s+(?:on|with)\b", re.IGNORECASE),
+        frozenset({"support", "compatib", "compat"}),
+    ),
     # "can we bring our dog" asks whether it is allowed.
     (
         re.compile(r"\b(?:can|may)\s+(?:i|we|you)\s+(?:bring|take)\b", re.IGNORECASE),
@@ -2688,7 +2704,7 @@ _TYPED_KIND = re.compile(
     r"(?:price|prices|cost|costs|fee|fees|charge|charges|rate|rates)\b",
     re.IGNORECASE,
 )
-_DESCRIBING = frozenset({"little", "tiny", "wee", "usual", "normal", "same", "whole", "actual"})
+_DESCRIBING = frozenset({"little", "tiny", "wee", "usual", "normal", "same", "whole", "actual", "old"})
 
 
 # Verbs that follow the subject of a question ("how long does a rollback take"), whose word before
@@ -2713,6 +2729,82 @@ def _counts_units(match: re.Match[str]) -> bool:
     )
 
 
+# "on 1 plug", "for 1 adult": a one before a noun, not a unit, counts the thing as an article would.
+_ONE_OF = re.compile(r"(?<![\w.,£$€])(?:1|one)\s+(?P<noun>[A-Za-z][\w'’-]*)", re.IGNORECASE)
+
+
+def one_as_article(question: str) -> bool:
+    """Whether the question's only "1" stands before a noun as an article would ("how many
+    schedules can i set on 1 plug"): the figure is no measure that a claim must give."""
+    if len(re.findall(r"(?<![\w.,])1(?![\w.,])", question)) != 1:
+        return False
+    return any(
+        match.group().startswith("1")
+        and not _NUMBER_UNIT.fullmatch(match.group("noun"))
+        and match.group("noun").lower() not in _STOPWORDS
+        for match in _ONE_OF.finditer(question)
+    )
+
+
+_NOUN_PAIR = re.compile(r"(?P<modifier>[A-Za-z][\w'’-]*)[ \t]+(?P<noun>[A-Za-z][\w'’-]*)")
+
+
+def _narrowed_pairs(question: str) -> list[re.Match[str]]:
+    """The nouns of the question narrowed by the word before them (`_NARROWED`, `_TYPED_KIND`); where
+    the narrowed noun narrows the next ("the volta day pass", "the choir summer concert"), that
+    next noun and the word before it ("day pass", "summer concert")."""
+    pairs: list[re.Match[str]] = []
+    for match in [*_NARROWED.finditer(question), *_TYPED_KIND.finditer(question)]:
+        shifted = _NOUN_PAIR.match(question, match.start("noun"))
+        pairs.append(shifted if shifted and _narrows_next(question, match.end("noun")) else match)
+    return pairs
+
+
+def _narrows_next(question: str, end: int) -> bool:
+    """Whether the word after ``end`` in the question is a noun that the word before ``end`` narrows
+    ("day" in "the volta day pass"): a word of content, not a verb of the question nor a number."""
+    following = re.match(r"[ \t]+([A-Za-z][\w'’-]*)", question[end:])
+    if following is None:
+        return False
+    word = following.group(1).lower()
+    return (
+        word not in _STOPWORDS
+        and word not in _QUESTION_VERBS
+        and word not in _QUANTIFIERS
+        and not _NUMBER_WORD.fullmatch(word)
+        and not word.endswith(("ed", "ing", "ly"))
+        and word not in _TYPED_MEASURES
+    )
+
+
+# A measure typed after the thing it is of: "beard trim price", "half plot cost".
+_TYPED_MEASURES = frozenset(
+    {"price", "prices", "cost", "costs", "fee", "fees", "charge", "charges", "rate", "rates"}
+)
+
+
+def _typed_name(word: str, text: str) -> bool:
+    """Whether ``word``, typed in lower case, is a name that ``text`` writes with a capital past a
+    sentence's start and never in lower case: "volta bikes" asks of the Volta scheme's bikes, not
+    of a kind of bike."""
+    found = list(re.finditer(rf"(?<![\w'’-]){re.escape(word)}(?![\w'’-])", text, re.IGNORECASE))
+    # Past a sentence's start: after a word or a comma on the same line, not a line's or a cell's first.
+    inside = [match for match in found if re.search(r"[\w,][ \t]+$", text[: match.start()])]
+    return bool(inside) and all(match.group()[:1].isupper() for match in found)
+
+
+def _adjacent_words(*texts: str) -> list[tuple[str, str]]:
+    """The pairs of words that stand side by side in ``texts``, with only spaces between: a line
+    break, a table's cell bar or a stop parts them ("wind sheets |" above "| Car and motorcycle
+    tyres |" puts no "sheets" before "Car")."""
+    return [
+        pair
+        for text in texts
+        for run in re.split(r"[^\w\s'’-]+|\n|\s-+\s", text)
+        for pair in pairwise(_WORD.findall(run))
+    ]
+
+
 def other_kind(question: str, claim: str, context: str, heading: str = "") -> str | None:
     """The other kind of thing a claim speaks of, when the question narrows a noun by a word that the
     claim lacks, while the claim or its passage gives the noun another ("How much does a half plot
@@ -2723,20 +2815,21 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
     train, beside "Regional trains take bikes subject to space"). Returned as "full plot
     (asked: half plot)"; None when the claim speaks of what was asked. Only for questions that ask
     for a number (a price, a count, a rate), whose answer differs from one kind to the next, or for
-    a person ("Who was the first keeper?" is not answered by "The last keeper, Olof Brandt, ..."); a
+    a person ("Who was the first keeper?" is not answered by "The last keeper, Olof Brandt, ...") or a
+    date ("when is the summer concert" not by the winter concert's); a
     name before the noun ("the Amazon forest") is left to the checks of names, and a possessive
     ("the team's coach") says whose, not which kind. A yes-or-no question's answer differs too
     ("can I take my electric bike" is not answered by what may be done with folding bikes)."""
-    if answer_type_of(question) not in ("number", "person") and not is_polar_question(question):
+    if answer_type_of(question) not in ("number", "person", "date") and not is_polar_question(question):
         return None
     # What the claim's heading names (a table row's header: "meals per day"), it speaks of.
     in_claim = set(content_terms(f"{claim} {heading}"))
-    said = _WORD.findall(f"{claim} {context} {heading}")
-    pairs = [(stem(before), stem(word)) for before, word in pairwise(said)]
+    said = _adjacent_words(claim, context, heading)
+    pairs = [(stem(before), stem(word)) for before, word in said]
     # "they didn't empty my blue bin" asks about a missed bin: a word the question says in other
     # words names no other kind.
     asked_otherwise = {word for phrase, words in _SAME_PHRASES if phrase.search(question) for word in words}
-    for match in [*_NARROWED.finditer(question), *_TYPED_KIND.finditer(question)]:
+    for match in _narrowed_pairs(question):
         modifier, noun = match.group("modifier"), match.group("noun")
         if (
             modifier.lower() in _STOPWORDS
@@ -2750,6 +2843,9 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
             or len(modifier) < 3
             # "the little filter at the bottom" describes the filter, not a kind of it.
             or modifier.lower() in _DESCRIBING
+            or _typed_name(modifier, f"{claim}\n{context}\n{heading}")
+            # A noun that narrows the one after it, itself narrowed (three words and more).
+            or _narrows_next(question, match.end("noun"))
             or _same_as(stem(modifier)) & in_claim
             # "Labour on all services is guaranteed for 30 days" speaks of every kind of service, as
             # "all services and repairs" of every kind of repair.
@@ -2765,8 +2861,8 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
             # The passage speaks of the asked kind too: only the claim's own words can name another
             # ("Each Intercity train has 8 bike spaces" for a regional train, beside "Regional trains
             # take bikes subject to space").
-            words = _WORD.findall(f"{claim} {heading}")
-        for before, word in pairwise(words):
+            words = _adjacent_words(claim, heading)
+        for before, word in words:
             if (
                 stem(word) == stem(noun)
                 and before[:1].isalpha()
@@ -3247,8 +3343,14 @@ _OPPOSITE_EVENTS: tuple[tuple[str, str], ...] = (
 )
 
 
+# The pairs whose two ends one span of hours gives: its opening and closing, its start and end.
+_SPAN_ENDS = frozenset(first for first, _ in _OPPOSITE_EVENTS[1:3])
+
+
 _POLAR_QUESTION = re.compile(
-    r"^\s*(?:do|does|did|is|are|was|were|can|could|may|must|should|will|would|has|have|had)\b", re.IGNORECASE
+    # "r u open on sundays", "r the cakes halal": "are" as it is typed on a phone.
+    r"^\s*(?:do|does|did|is|are|r|was|were|can|could|may|must|should|will|would|has|have|had)\b",
+    re.IGNORECASE,
 )
 
 
@@ -3265,7 +3367,12 @@ def opposite_event(question: str, text: str) -> tuple[str, str] | None:
     clinic open on Sundays?" → "It is closed on Sundays.")."""
     if is_polar_question(question):
         return None
+    # Hours given from one time to another ("| Thursday | 08:30 - 20:00 | Late-night opening |") say
+    # when a span opens and when it closes, when it starts and when it ends.
+    spans = _HOURS_GIVEN.search(text) is not None
     for first, second in _OPPOSITE_EVENTS:
+        if spans and first in _SPAN_ENDS:
+            continue
         for asked, other in ((first, second), (second, first)):
             in_question = re.search(rf"\b(?:{asked})\b", question, re.IGNORECASE)
             if in_question is None or re.search(rf"\b(?:{other})\b", question, re.IGNORECASE):
@@ -3331,8 +3438,12 @@ def _counted(text: str) -> Iterator[tuple[str, str | None]]:
 def other_unit_numbers(question: str, text: str) -> set[str]:
     """The numbers the question gives of a measure ("5 days") that ``text`` gives only of another
     thing ("Group bookings of 5 or more rooms", "£5"): the same figure, not the same amount. A
-    number of ``text`` with nothing after it ("up to 5") may be of the asked measure."""
-    asked = {number: unit for number, unit in _counted(question) if unit in _UNIT_STEMS}
+    number of ``text`` with nothing after it ("up to 5") may be of the asked measure, unless the text
+    gives the asked size of other numbers only: "a 12 inch cake" is none of "| 6 inch round cake |
+    8-10 | £38 |" and "| Cupcakes, per dozen | 12 | £30 |"."""
+    counted = list(_counted(question))
+    asked = {number: unit for number, unit in counted if unit in _UNIT_STEMS}
+    sized = {number: unit for number, unit in counted if unit is not None and unit not in _UNIT_STEMS}
     said: dict[str, set[str | None]] = {}
     for number, unit in _counted(text):
         said.setdefault(number, set()).add(unit)
@@ -3340,6 +3451,12 @@ def other_unit_numbers(question: str, text: str) -> set[str]:
         number
         for number, unit in asked.items()
         if number in said and None not in said[number] and unit not in said[number]
+    } | {
+        number
+        for number, unit in sized.items()
+        if number in said
+        and unit not in said[number]
+        and any(unit in units for other, units in said.items() if other != number)
     }
 
 
@@ -3985,9 +4102,12 @@ def score_sentences(
 
 
 def _one_edit(typed: str, word: str) -> bool:
-    """Whether ``word`` is ``typed`` with one letter added, one left out, or two neighbours swapped."""
+    """Whether ``word`` is ``typed`` with one letter added, one left out, or two neighbours swapped;
+    in a word of ``_TYPO_SWAP_MIN_LETTERS`` or more, also with one letter changed ("insurence")."""
     if len(typed) == len(word):
         differ = [at for at, (one, other) in enumerate(zip(typed, word, strict=True)) if one != other]
+        if len(differ) == 1:
+            return len(typed) >= _TYPO_SWAP_MIN_LETTERS
         return (
             len(differ) == 2
             and differ[1] == differ[0] + 1
@@ -4005,6 +4125,8 @@ def _one_edit(typed: str, word: str) -> bool:
 
 # A word shorter than this is left as typed: "sheep" and "sheet" are both words.
 _TYPO_MIN_LETTERS = 6
+# A letter changed makes another word more often ("wander", "wonder"): only in longer words.
+_TYPO_SWAP_MIN_LETTERS = 8
 _LETTERS = re.compile(r"[A-Za-z]+")
 
 

@@ -336,10 +336,13 @@ def extract_claims(answer_text: str, important_classes: Collection[str]) -> list
                 text = claim_text(raw)
             # A lead-in ("Key points:") introduces claims rather than making one; a heading, a
             # section title or a bare name states nothing that could be supported.
+            # A table's header row names its columns and states nothing ("| Zone | Price per day |"
+            # above its rule): a quoted row brings it along, and it must not answer for the rows.
             if (
                 not re.search(r"\w", text)
                 or CITATION.fullmatch(raw.strip())
                 or text.endswith(":")
+                or (row and _heads_table(answer_text, part))
                 or not (is_statement(text) or (listed and _states_entry(text, row)))
             ):
                 continue

@@ -584,9 +584,18 @@ def said_before(text: str, claim: str) -> str:
 def row_header(text: str, claim: str) -> str:
     """The header row of the table row of ``text`` that ``claim`` quotes ("" when it quotes none)."""
     wanted = claim_text(claim)
+    # A plain text's row set out in columns is quoted as a Markdown row of its cells.
+    cells = (
+        [claim_text(cell) for cell in claim.strip().strip("|").split("|")]
+        if claim.lstrip().startswith("|")
+        else None
+    )
     for span in sentence_spans(text):
         row = span.slice(text)
-        if (row.startswith("|") or is_cell_line(row)) and claim_text(row) == wanted:
+        if (row.startswith("|") and claim_text(row) == wanted) or (
+            is_cell_line(row)
+            and (claim_text(row) == wanted or [claim_text(cell) for cell in line_cells(row)] == cells)
+        ):
             header = table_header(text, span)
             return header.slice(text) if header is not None else ""
     return ""

@@ -14,6 +14,7 @@ SHORT_FORMS: dict[str, str] = {
     "hr": "hour", "hrs": "hours", "yr": "year", "yrs": "years", "wk": "week", "wks": "weeks",
     "pw": "password", "pwd": "password", "xmas": "christmas", "dept": "department", "govt": "government", "avg": "average", "qty": "quantity",
     "bday": "birthday", "ppl": "people", "hol": "holiday", "hols": "holidays",
+    "brekky": "breakfast", "brekkie": "breakfast", "thru": "through",
     "jan": "january", "feb": "february", "apr": "april", "aug": "august", "sept": "september",
     "oct": "october", "nov": "november", "dec": "december",
 }  # fmt: skip

@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import pytest
 
-from akm.answer.responsiveness import NO_ANSWER_REASON, ClaimInContext, check_responsiveness
+from akm.answer.responsiveness import NO_ANSWER_REASON, ClaimInContext, check_responsiveness, filled_columns
 from akm.answer.selection import (
     absent_role,
     answer_type_of,
@@ -22,12 +22,14 @@ from akm.answer.selection import (
     fills_answer_type,
     generalised_terms,
     heading_words,
+    is_polar_question,
     limited_days,
     limited_kinds,
     measured_terms,
     measured_thing,
     mentions_event,
     not_itself,
+    one_as_article,
     only_asks,
     opposite_event,
     other_day,
@@ -3290,3 +3292,153 @@ def test_a_query_typed_as_a_kind_and_its_price_names_that_kind() -> None:
         "beard trim price", row, f"{columns}\n| --- | --- | --- | --- |\n{row}", columns=columns
     )
     assert not responsive, reason
+
+
+def test_hours_from_one_time_to_another_say_when_a_place_closes() -> None:
+    question = "wat time does the pharmacy close on thursdays"
+    row = "| Thursday | 08:30 - 20:00 | Late-night opening |"
+    assert opposite_event(question, row) is None
+    # An opening time alone is still no closing time.
+    assert opposite_event(question, "On Thursdays the pharmacy opens at 08:30.") == ("close", "opens")
+    # Nor is a time of arrival one of leaving, whatever span it gives.
+    assert opposite_event("when do i have to leave", "Arrive between 15:00 and 22:00 - 23:00.") == (
+        "leave",
+        "arrive",
+    )
+
+
+def test_words_parted_by_a_cell_or_a_line_name_no_kind_together() -> None:
+    question = "how much to get rid of 4 old car tyres"
+    row = "| Car and motorcycle tyres | £5 per tyre | 4 tyres |"
+    table = f"| Plasterboard sheets | £4 per bag | 10 bags |\n{row}"
+    assert other_kind(question, row, table) is None
+    assert (
+        other_kind(
+            "how much is a volta day pass", "- Day Pass: GBP 12.00.", "Passes:\n- Day Pass: GBP 12.00."
+        )
+        is None
+    )
+    # Side by side in one cell they still do.
+    assert other_kind(
+        "how much is a day permit", "An overnight permit costs £8.", "An overnight permit costs £8."
+    ) == ("overnight permit (asked: day permit)")
+
+
+def test_a_name_typed_in_lower_case_names_no_kind() -> None:
+    context = (
+        "Volta Ride is a dockless electric bike share scheme. Bikes are unlocked through the Volta Ride app."
+    )
+    claim = "The maximum rider weight is 120 kg."
+    assert other_kind("max rider weight for volta bikes", claim, context) is None
+    # A word written with a capital only where it starts a sentence is no name.
+    regional = "Each Intercity train has 8 bike spaces. Regional trains take bikes subject to space."
+    assert (
+        other_kind("how many bikes on a regional train", "Each Intercity train has 8 bike spaces.", regional)
+        == "intercity train (asked: regional train)"
+    )
+
+
+def test_a_one_before_a_noun_is_no_figure_the_claim_must_give() -> None:
+    question = "how many schedules can i set on 1 plug"
+    assert one_as_article(question)
+    assert _responds(question, "You can set up to 30 schedules per plug.")[0]
+    # One of a unit is a measure.
+    assert not one_as_article("what can i do in 1 hour")
+    assert not one_as_article("is level 1 harder than 1 plug")
+
+
+def test_a_long_word_with_one_letter_changed_is_read_as_the_passages_word() -> None:
+    texts = ["All traders must hold public liability insurance of at least £5 million."]
+    assert read_as_typed("do i need insurence to trade", texts) == "do i need insurance to trade"
+    # A shorter word with a letter changed may be another word: left as typed.
+    assert read_as_typed("is the market held in summer", ["The market is held on Saturdays."]) == (
+        "is the market held in summer"
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "said"),
+    [
+        ("plug light flashing red what does that mean", "Blinking red: lost connection", {"flash"}),
+        ("can i pick up my bib on race day", "Bibs must be collected from the Race Expo.", {"pick", "up"}),
+        (
+            "does the smart plug work on 5ghz wifi",
+            "The plug does not support 5 GHz networks.",
+            {"work", "on"},
+        ),
+    ],
+)
+def test_words_of_the_same_sense_meet_the_question(question: str, text: str, said: set[str]) -> None:
+    assert {stem(word) for word in said} <= same_sense_terms(question, text)
+
+
+def test_a_row_says_what_the_headers_of_the_columns_it_fills_name() -> None:
+    columns = "| Programme | Temperature | Max load | Max spin |"
+    row = "| Synthetics | 20-60°C | 3.5 kg | 1200 rpm |"
+    assert set(content_terms("Max load Max spin")) <= filled_columns(row, columns)
+    assert filled_columns("| Synthetics | 20-60°C |", columns) == set()
+    responsive, reason = _responds(
+        "max load for synthetics", row, f"{columns}\n| --- | --- | --- | --- |\n{row}", columns=columns
+    )
+    assert responsive, reason
+    # The same for a plain text's table set out in columns.
+    plain = "Synthetics         20-60°C       3.5 kg     1200 rpm"
+    assert stem("load") in filled_columns(plain, "Programme          Temperature   Max load   Max spin")
+
+
+def test_a_noun_that_narrows_the_next_is_not_the_kind_asked_of() -> None:
+    # "the volta day pass" asks the price of a day pass; "day" is no noun that a claim's "5 working
+    # days" names another kind of.
+    context = "- Day Pass: GBP 12.00. Unlimited rides.\n- Refunds take 5 working days."
+    assert other_kind("how much is the volta day pass", "Day Pass: GBP 12.00.", context) is None
+    # "old car tyres" are car tyres, not another kind of car than the "whole cars" the tip refuses.
+    row = "| Car and motorcycle tyres | £5 per tyre | 4 tyres |"
+    assert (
+        other_kind("how much to get rid of 4 old car tyres", row, f"{row}\n- Whole cars, caravans or boats")
+        is None
+    )
+
+
+def test_a_size_the_passage_gives_of_other_numbers_is_not_met_by_a_bare_figure() -> None:
+    table = "| 6 inch round cake | 8-10 | £38 |\n| Cupcakes, per dozen | 12 | £30 |"
+    assert other_unit_numbers("how much is a 12 inch cake", table) == {"12"}
+    assert other_unit_numbers("how much is a 6 inch cake", table) == set()
+    # A bare figure where the passage gives the size of no number may be of it.
+    assert other_unit_numbers("how much is a 12 inch cake", "| Large | 12 | £60 |") == set()
+
+
+def test_a_date_of_another_kind_does_not_answer_when() -> None:
+    concerts = (
+        "- **Winter Concert:** Saturday 13 December 2025, 7:00pm, Millbrook Methodist Church.\n"
+        "- **Spring Concert:** Saturday 28 March 2026, 7:30pm, Millbrook Town Hall."
+    )
+    winter = "**Winter Concert:** Saturday 13 December 2025, 7:00pm, Millbrook Methodist Church."
+    # "the choir summer concert": "choir" narrows the concert, and "summer" says which one.
+    assert other_kind("when is the choir summer concert", winter, concerts) == (
+        "winter Concert (asked: summer concert)"
+    )
+    assert other_kind("when is the choir winter concert", winter, concerts) is None
+    assert not _responds("when is the choir summer concert", winter, concerts)[0]
+
+
+def test_r_typed_for_are_asks_yes_or_no() -> None:
+    assert is_polar_question("r u open on sundays")
+    assert is_polar_question("r the bakery cakes halal")
+    assert not is_polar_question("rates for a hot desk")
+
+
+def test_words_as_people_say_them_meet_the_documents_words() -> None:
+    # "brekky" is breakfast; "the tip" is the household recycling centre.
+    assert set(question_focus("what time is brekky on sunday").weights) == {stem("breakfast"), stem("sunday")}
+    assert stem("tip") in same_sense_terms(
+        "can i take a mattress to the tip",
+        "The Millbrook Household Waste Recycling Centre accepts mattresses.",
+    )
+
+
+def test_taking_new_patients_is_accepting_them() -> None:
+    question = "r u taking new nhs patients"
+    claim = "We are currently accepting new NHS patients aged under 18 only."
+    assert "taking" in same_sense_terms(question, claim)
+    responsive, reason = _responds(question, claim)
+    assert responsive, reason

@@ -368,3 +368,18 @@ def test_a_table_row_of_values_in_words_states_them_and_its_header_does_not() ->
     ]
     # A row with an empty cell gives no value there.
     assert extract_claims("| `--compression LEVEL` | | auto |", ()) == []
+
+
+def test_an_answer_quoting_a_row_under_its_header_makes_no_claim_of_the_header() -> None:
+    # A quoted row comes under its table's header and rule; the header names the columns and
+    # states nothing, so it must not stand as a claim that could answer for the row.
+    answer = (
+        "| Zone | Price per day | Notes |\n| --- | --- | --- |\n| Riverside | £12.00 | Pay at the machine |"
+    )
+    assert [claim.text for claim in extract_claims(answer, ())] == [
+        "| Riverside | £12.00 | Pay at the machine |"
+    ]
+    # Without its rule the same row of words is a row like any other.
+    assert [claim.text for claim in extract_claims("| Zone | Price per day | Notes |", ())] == [
+        "| Zone | Price per day | Notes |"
+    ]

@@ -457,3 +457,16 @@ def test_a_term_over_its_indented_description_is_what_the_description_is_of() ->
     assert definition_term(HOLIDAY_SERVICES, spans["Well-behaved dogs travel free."]) is None
     assert definition_term(HOLIDAY_SERVICES, spans[boxing]) is None
     assert not any(is_lead_in(HOLIDAY_SERVICES, span) for text, span in spans.items() if "Fares" in text)
+
+
+def test_a_plain_text_row_quoted_as_a_markdown_row_has_its_columns_header() -> None:
+    chart = (
+        "Programme          Temperature   Max load\n"
+        "-----------------  ------------  ---------\n"
+        "Cotton             20-90°C       7.0 kg\n"
+        "Synthetics         20-60°C       3.5 kg\n"
+    )
+    header = "Programme          Temperature   Max load"
+    assert row_header(chart, "Synthetics 20-60°C 3.5 kg") == header
+    assert row_header(chart, "| Synthetics | 20-60°C | 3.5 kg |") == header
+    assert row_header(chart, "| Synthetics | 20-60°C | 2.0 kg |") == ""
