@@ -364,12 +364,32 @@ def _other_row(focus: QuestionFocus, claim: ClaimInContext, with_context: set[st
         # "| Large | ... | £41.00 |" for an extra large unit, where another row of the passage is keyed
         # "Extra large": that row names all of the question this one does, and more.
         asked = set(content_terms(text)) & set(focus.weights)
+        # "| Trial lesson (30 minutes, one only) | £15.00 |" for a 30 minute lesson, where another row
+        # is keyed "30 minutes": that row names only what was asked, this one a kind the question
+        # does not ("trial").
+        narrowed = bool(set(content_terms(key)) - set(focus.weights) - measured_terms(focus.question, key))
+        keyed = (set(content_terms(key)) | measured_terms(focus.question, key)) & set(focus.weights)
+        headers = set(content_terms(claim.columns))
         for line in claim.context.splitlines():
             other = _row_key(line)
+            if not other or other.lower() == key.lower() or claim_text(line) == claim_text(claim.columns):
+                continue
+            other_terms = set(content_terms(other)) | measured_terms(focus.question, other)
+            # A row keyed by a kind the question does not name ("Trial lesson ...") is no better
+            # answer for naming more of it, where this row's key names only what was asked.
+            other_narrowed = bool(
+                set(content_terms(other)) - set(focus.weights) - measured_terms(focus.question, other)
+            )
             if (
-                other
-                and other.lower() != key.lower()
-                and set(content_terms(line)) & set(focus.weights) > asked
+                set(content_terms(line)) & set(focus.weights) > asked and (narrowed or not other_narrowed)
+            ) or (
+                # The other row, with its columns' headers, names all that this row's key names of
+                # the question ("| Contents |" is no better answer for a single item's limit than
+                # "| Any single article (contents) |").
+                narrowed
+                and not other_narrowed
+                and other_terms & set(focus.weights)
+                and keyed <= other_terms | headers
             ):
                 return f"{key.lower()} (asked: {other.lower()})"
         return None

@@ -3213,13 +3213,30 @@ _PERIOD_BOUND = re.compile(
 )
 
 
+# "what colour is ...", "which colour bin": the answer names a colour.
+_COLOUR_QUESTION = re.compile(r"\b(?:what|which|wat|wot)\s+colou?rs?\b", re.IGNORECASE)
+_COLOUR = re.compile(
+    r"\b(?:red|orange|amber|yellow|green|blue|purple|violet|pink|white|black|grey|gray|brown|turquoise|"
+    r"magenta|cyan|navy|maroon|burgundy|beige|cream|khaki|teal|silver|gold|lilac|indigo|scarlet|"
+    r"crimson|emerald|bottle\s+green|sky\s+blue|royal\s+blue)\b",
+    re.IGNORECASE,
+)
+
+
 def unnamed_kind(question: str, text: str) -> str | None:
     """The kind a "which <kind>" question asks for, when ``text`` names nothing the question does not:
     no name (a capitalised word past a sentence's start), no figure, no term of code or quoted name.
     "Which database does Harbor use?" is not answered by "the migration of a state database takes
     four minutes", which speaks of a database without saying which; nor "What model is the laptop?"
     by "Every new employee receives a laptop" (a model, brand, make, version, edition or name is
-    told by its name). None when the text names something, or the question is of another form."""
+    told by its name). A "what colour" question asks for a colour the question does not name. None
+    when the text names something, or the question is of another form."""
+    if _COLOUR_QUESTION.search(question):
+        # "wat colour is the school jumper" is answered by a colour, not by "more than 200 unnamed
+        # jumpers ended up in lost property".
+        asked = {word.lower() for word in _WORD.findall(question)}
+        said = {match.group().lower() for match in _COLOUR.finditer(text)}
+        return None if said - asked else "colour"
     which = _WHICH_QUESTION.search(question)
     if which is None:
         return None

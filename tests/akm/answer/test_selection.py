@@ -3442,3 +3442,45 @@ def test_taking_new_patients_is_accepting_them() -> None:
     assert "taking" in same_sense_terms(question, claim)
     responsive, reason = _responds(question, claim)
     assert responsive, reason
+
+
+def test_what_colour_is_answered_by_a_colour() -> None:
+    question = "wat colour is the school jumper"
+    lost = "Last year, more than 200 unnamed jumpers ended up in lost property!"
+    assert unnamed_kind(question, lost) == "colour"
+    responsive, reason = _responds(question, lost)
+    assert not responsive
+    assert "names no colour" in reason
+    uniform = "Jumpers are bottle green, with the school logo."
+    assert unnamed_kind(question, uniform) is None
+    assert _responds(question, uniform)[0]
+    # A colour the question names is no answer to which colour.
+    assert (
+        unnamed_kind("what colour is the green bin for", "The green bin is collected on Mondays.") == "colour"
+    )
+
+
+def test_a_row_keyed_by_a_kind_not_asked_is_not_the_row_asked_for() -> None:
+    columns = "| Lesson length | In the studio | Online (Zoom) | Suitable for |"
+    trial = "| Trial lesson (30 minutes, one only) | £15.00 | £15.00 | New pupils |"
+    plain = "| 30 minutes | £21.00 | £19.00 | Beginners and children under 9 |"
+    table = f"{columns}\n| --- | --- | --- | --- |\n{trial}\n{plain}\n| 45 minutes | £30.00 | £27.00 | Grade 3 up |"
+    question = "how much is a 30 min lesson"
+    responsive, reason = _responds(question, trial, table, columns=columns)
+    assert not responsive
+    assert "another kind: trial lesson (30 minutes, one only) (asked: 30 minutes)" in reason
+    # The row keyed by what was asked answers, though the trial row names the lesson too.
+    assert _responds(question, plain, table, columns=columns)[0]
+    assert _responds("how much is a trial lesson", trial, table, columns=columns)[0]
+
+
+def test_a_general_row_or_the_header_is_no_better_answer_than_a_row_naming_more() -> None:
+    columns = "| Section | Limit | Excess |"
+    article = "| Any single article (contents) | £2,000 | As contents |"
+    table = f"{columns}\n| --- | --- | --- |\n| Contents | £50,000 | £250 |\n{article}"
+    # "| Contents |" names less of the question than the single article's row: that row answers.
+    assert _responds("whats the single item limit on contents", article, table, columns=columns)[0]
+    cake = "| 8 inch round cake | 14-18 | £55 |"
+    cakes = f"| Cake | Serves | Price |\n| --- | --- | --- |\n| 6 inch round cake | 8-10 | £38 |\n{cake}"
+    # The header's "Cake" keys no row.
+    assert _responds("how much is an 8 inch cake", cake, cakes, columns="| Cake | Serves | Price |")[0]
