@@ -2699,9 +2699,13 @@ _QUANTIFIERS = frozenset(
 
 # Words of how a thing looks to the one asking, not of which kind it is.
 # A query typed as a kind and its price, with no article: "beard trim price", "day ticket cost".
+# A measure typed after the thing it is of: "beard trim price", "half plot cost".
+_TYPED_MEASURES = frozenset(
+    {"price", "prices", "cost", "costs", "fee", "fees", "charge", "charges", "rate", "rates"}
+)
 _TYPED_KIND = re.compile(
     r"^\s*(?P<modifier>[A-Za-z][\w'’-]*)\s+(?P<noun>[A-Za-z][\w'’-]*)\s+"
-    r"(?:price|prices|cost|costs|fee|fees|charge|charges|rate|rates)\b",
+    rf"(?:{'|'.join(sorted(_TYPED_MEASURES))})\b",
     re.IGNORECASE,
 )
 _DESCRIBING = frozenset({"little", "tiny", "wee", "usual", "normal", "same", "whole", "actual", "old"})
@@ -2775,12 +2779,6 @@ def _narrows_next(question: str, end: int) -> bool:
         and not word.endswith(("ed", "ing", "ly"))
         and word not in _TYPED_MEASURES
     )
-
-
-# A measure typed after the thing it is of: "beard trim price", "half plot cost".
-_TYPED_MEASURES = frozenset(
-    {"price", "prices", "cost", "costs", "fee", "fees", "charge", "charges", "rate", "rates"}
-)
 
 
 def _typed_name(word: str, text: str) -> bool:
