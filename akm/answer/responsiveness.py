@@ -56,6 +56,7 @@ from akm.answer.selection import (
     absent_role,
     answered_kind_terms,
     asks_method,
+    asks_price,
     bounds_amount,
     column_band_terms,
     combined_score,
@@ -83,9 +84,11 @@ from akm.answer.selection import (
     other_unit_numbers,
     other_variant,
     permission_terms,
+    question_codes,
     question_names,
     question_similarities,
     same_sense_terms,
+    says_code,
     spanned_days,
     spanned_duration,
     states_instead,
@@ -433,6 +436,7 @@ def check_responsiveness(
     names = [term for term in question_names(focus.question) if term in focus.weights] + [
         term for term in focus.weights if "-" in term.strip("-")
     ]
+    codes = question_codes(focus.question)
     polar = is_polar_question(focus.question)
     checks = []
     for claim, similarity in zip(supported, similarities, strict=True):
@@ -525,6 +529,8 @@ def check_responsiveness(
                     and not bounds_amount(term, focus.question, claim.text)
                 )
                 + tuple(term for term in names if term not in with_context)
+                # "zone f5" is not answered by a passage on zones F1 to F4 (nor by its "£5").
+                + tuple(code for code in codes if not says_code(code, f"{claim.heading}\n{claim.context}"))
                 # "vet open saturday?" is not answered by a museum's Saturday hours, beside a
                 # document titled "harbourside-vets": what another document is named for, and the
                 # claim's passage and document never name, is that document's subject.
@@ -549,7 +555,13 @@ def check_responsiveness(
                 or other_numbered(focus.question, claim.text)
                 or _unmeasured(focus, with_context)
                 or other_noun(focus.question, claim.text)
-                or (unnamed_day(focus.question, claim.text, claim.heading) if polar else None),
+                # A price asked of a day ("an adult swim on a saturday") differs by day as often
+                # as not (peak, weekend rates): a claim that names no day does not give it.
+                or (
+                    unnamed_day(focus.question, f"{claim.text} {claim.columns}", claim.heading)
+                    if polar or asks_price(focus.question)
+                    else None
+                ),
                 role=absent_role(focus.question, claim.text, claim.heading),
                 title_only=_title_only(focus, claim.title, claim_terms),
                 entry_lacks=tuple(

@@ -315,6 +315,8 @@ _STOPWORDS = frozenset(
         "theyll",
         "youll",
         "itll",
+        "hes",
+        "shes",
         # "got burgled", "none of the buttons work": no topic.
         "got",
         "none",
@@ -339,6 +341,14 @@ _STOPWORDS = frozenset(
         "pls",
         "plz",
         "thx",
+        "w",
+        # Greetings and thanks: "hi whats the price for an adult swim".
+        "hi",
+        "hello",
+        "hey",
+        "thanks",
+        "thank",
+        "cheers",
         # "wat do i do", "whats gonna happen".
         "wat",
         "wot",
@@ -578,10 +588,11 @@ _EVERY_DAY = re.compile(r"\b(?:daily|every day|each day|weekdays?|weekends?)\b",
 _MONEY_QUESTION = re.compile(
     r"\b(?:price|prices|cost|costs|fee|fees|fine|fines|fare|fares|salary|salaries|wage|wages|excess)\b|"
     r"\bhow much money\b|"
-    # "How much is it to get in?", "how much is a band 2 treatment": a price, with no noun after "much"
+    # "How much is it to get in?", "how much is a band 2 treatment", "how much extra is the
+    # exhibition": a price, with no noun after "much"
     # (not "how much flour"), nor a measure or a quantity asked of ("how much does it weigh", "how
     # much is needed").
-    r"\bhow much (?:is|are|r|was|were|will|would|wd|does|do|did)\b"
+    r"\bhow much (?:(?:extra|more)\s+)?(?:is|are|r|was|were|will|would|wd|does|do|did)\b"
     r"(?!.*\b(?:weigh\w*|needed|used|required|left|spent|produced|made|grown|sold|eaten|drunk)\b)|"
     # "how much to collect my bike", "how much for a puncture repair", "how much does the vet charge",
     # "school dinner how much a day".
@@ -706,8 +717,9 @@ def counted_noun(question: str) -> str | None:
         "-" in noun.strip("-") or noun.lower().endswith(("ing", "ed")) or noun.lower() in _COUNT_MODIFIERS
     )
     if describes and following and following.lower() not in _STOPWORDS:
-        return stem(following)
-    return stem(noun)
+        return stem(_base_form(following))
+    # "how many ppl" counts people.
+    return stem(_base_form(noun))
 
 
 _NUMBER_WORD = re.compile(
@@ -1401,9 +1413,20 @@ def question_focus(question: str) -> QuestionFocus:
         )
         for term in told:
             weights[term] *= ASIDE_WEIGHT
+    # Whom the asker asks for ("can my 15 yr old son use the gym", "my mum is 78, how often ...")
+    # weighs as what they tell does: the passage speaks of its "young people" or "patients".
+    # So does going somewhere ("can I go into the office on a Friday", "going as carer"): the
+    # passage says whether the place is open or the visit allowed, in its own words.
+    going = {term for term in weights if term in _GOING}
+    for person in ({stem(match.group("who")) for match in _ASKED_FOR.finditer(question)} | going) - told:
+        if person in weights:
+            weights[person] *= ASIDE_WEIGHT
+            told |= {person}
     return QuestionFocus(question, weights, answer_type_of(question), told)
 
 
+# The stems of "go", "goes", "going", "went", "gone".
+_GOING = frozenset({"go", "goe", "going"})
 # The weight of a word of what the asker tells after asking, against one of the question itself.
 ASIDE_WEIGHT = 0.5
 # Where a typed question's clauses part: after ? ! or . with a space, at a comma or semicolon with one,
@@ -1490,6 +1513,8 @@ def _focus_weights(question: str) -> dict[str, float]:
             and not _NUMBER.search(words[index - 1])
         ):
             continue  # "the bike hire place": the business the words before it name, no topic
+        if word.lower() in ("early", "late") and index > 0 and words[index - 1].lower() == "how":
+            continue  # "how early do I need to be there": the question's phrase, as "how long" is
         if duration and (
             (word.lower() in ("long", "soon") and index > 0 and words[index - 1].lower() == "how")
             or word.lower() in {"take", "takes", "took", "last", "lasts", "lasted", "get", "gets"}
@@ -1534,6 +1559,28 @@ def question_names(question: str) -> list[str]:
         for index, word in enumerate(words)
         if index > 0 and word[:1].isupper() and word.lower() not in _STOPWORDS and len(word) > 1
     ]
+
+
+# A code of letters and digits ("zone F5", "a V5C", "fault F22"), not a word typed with a digit for
+# letters ("b4"), nor a plural ("the u11s"), nor an age group typed short ("u11": under 11).
+_CODE = re.compile(r"(?<![\w.-])[A-Za-z]{1,3}\d{1,4}[A-Za-rt-z]?(?![\w-])")
+_NO_CODES = frozenset({"b4", "gr8", "m8"})
+
+
+def question_codes(question: str) -> list[str]:
+    """The codes a question gives ("how much is a residents permit in zone f5": "f5"), lower-cased.
+    A code names one thing of several ("F1" to "F4" are other zones), as a name does."""
+    return [
+        code.lower()
+        for code in _CODE.findall(question)
+        if code.lower() not in _NO_CODES and not re.fullmatch(r"u\d+", code, re.IGNORECASE)
+    ]
+
+
+def says_code(code: str, text: str) -> bool:
+    """Whether ``text`` gives ``code`` as a code of its own ("F5", "f-5" or "F 5" is not "F50")."""
+    letters, digits = re.fullmatch(r"([a-z]+)(\d+[a-z]?)", code).groups()  # type: ignore[union-attr]
+    return re.search(rf"(?<![\w.]){letters}[\s-]?{digits}(?![\w])", text, re.IGNORECASE) is not None
 
 
 # The question word a question opens with ("In which ...", "Who ..."): what it asks for; a "how
@@ -1772,7 +1819,7 @@ def _priced_cell(row: str, columns: str) -> bool:
 
 def _states_age(text: str, columns: str) -> bool:
     """Whether ``text`` gives someone's age ("4 years" under a "Minimum age" column, "aged 65 or
-    over", "under-5s", "18+"), not any number ("From Stage 1 upwards"), nor a length of time ("for
+    over", "under-5s", "18+", "9 weeks of age"), not any number ("From Stage 1 upwards"), nor a length of time ("for
     3 years")."""
     if any(pattern.search(text) for pattern in (_AGE_BAND, _AGE_OF_SOMEONE, _AGE_LIMIT)):
         return True
@@ -1780,6 +1827,9 @@ def _states_age(text: str, columns: str) -> bool:
         if _kind_of_years(text, match.start(), match.end()) != "length":
             return True
     if re.search(r"\b\d{1,2}\s*\+(?!\s*\d)", text):
+        return True
+    # A young animal's or a baby's age: "from 9 weeks of age", "6 weeks old".
+    if re.search(r"\b\d+\s*-?\s*(?:weeks?|wks?|days?)\s*-?\s*(?:of\s+age|old)\b", text, re.IGNORECASE):
         return True
     return _figure_under(text, columns, _AGE_COLUMN)
 
@@ -1920,6 +1970,13 @@ _SAME_WORDS: tuple[frozenset[str], ...] = (
     frozenset({"tip", "dump", "recycl"}),
     # "r u taking new patients" asks whether they are accepted
     frozenset({"take", "taking", "took", "accept"}),
+    # "walking on w my bike" is the ferry's cyclist
+    frozenset({"bike", "bicycl", "cycl", "cyclist"}),
+    # "whats the fine for a late dvd" asks the library's overdue charges
+    frozenset({"late", "overdu"}),
+    frozenset({"fine", "penalt", "charg"}),
+    # "at the terminal with the car": "vehicles must check in ..."
+    frozenset({"car", "vehicl"}),
 )
 
 
@@ -1952,10 +2009,13 @@ def deed_objects(question: str) -> set[str]:
 # Phrases of a question that a word says: "do I get my money back?" asks about a refund.
 _SAME_PHRASES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
     # "do I get any money back" is answered by a refund, compensation or a credit; "can I claim it
-    # back" too.
+    # back", "do we get the deposit back" too.
     (
-        re.compile(r"\bmoney\s+back\b|\bclaim\s+(?:it|that|this|them)\s+back\b", re.IGNORECASE),
-        frozenset({"refund", "compens", "credit", "reimburs"}),
+        re.compile(
+            r"\bmoney\s+back\b|\b(?:claim|get|getting|got)\s+(?:it|that|this|them|(?:my|our|the)\s+\w+)\s+back\b",
+            re.IGNORECASE,
+        ),
+        frozenset({"refund", "refunda", "compens", "credit", "reimburs"}),
     ),
     # "if both my kids go to the nursery" asks about brothers or sisters who attend it.
     (
@@ -1970,6 +2030,16 @@ _SAME_PHRASES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
     (
         re.compile(r"\b(?:pick|picks|picked|picking)\s+(?:\w+\s+){0,3}?up\b", re.IGNORECASE),
         frozenset({"collect"}),
+    ),
+    # "if I don't send the router back", "where do I drop books back" ask about returning them.
+    (
+        re.compile(
+            r"\b(?:send|sends|sent|sending|bring|brings|brought|bringing|give|gives|gave|giving|take|takes|"
+            r"took|taking|post|posts|posted|posting|drop|drops|dropped|dropping|hand|hands|handed|handing)"
+            r"\s+(?:\w+\s+){0,3}?back\b",
+            re.IGNORECASE,
+        ),
+        frozenset({"return"}),
     ),
     # "does the plug work on 5ghz wifi" asks whether it supports that, or is compatible.
     (
@@ -2273,11 +2343,29 @@ _DURATION_SPANS = (
 )
 
 
+# The people an asker speaks for ("my mum", "our 15 yr old son", "my brother"): they name whom a
+# question is asked for, not what it is about. A child, kid or baby is also a kind of ticket or
+# place ("child ticket"): those stay terms of the question, and are people only for an age.
+_RELATIVES = (
+    "mum|mom|mother|dad|father|parent|son|daughter|brother|sister|wife|husband|partner|nan|nana|nanna|"
+    "gran|granny|grandma|grandmother|grandad|granddad|grandpa|grandfather|grandson|granddaughter|"
+    "grandchild|grandkid|niece|nephew|aunt|auntie|uncle|cousin|friend|mate|lad|lass|boyfriend|girlfriend|"
+    "fiance|fiancee|stepson|stepdaughter"
+)
+_SOMEONES = f"{_RELATIVES}|child|kid|boy|girl|baby"
+# One the asker speaks for, after "my", "our" ... and up to four words of age or kind ("my 22 yr old
+# son", "our eldest daughter").
+_ASKED_FOR = re.compile(
+    rf"\b(?:my|our|his|her|their)\s+(?:[\w'’-]+\s+){{0,4}}?(?P<who>(?:{_RELATIVES})(?:s|es)?)\b",
+    re.IGNORECASE,
+)
+
+
 # An age given without its unit: "im 67", "my son is 2 and a half", "she's 7", "aged 65 and over",
 # "over 65s", "Under-16s", "the minimum age for classes is 16".
 _AGE_OF_SOMEONE = re.compile(
-    r"\b(?P<who>i['’]?m|i\s+am|(?:he|she)(?:['’]s|\s+is)|(?:son|daughter|child|kid|boy|girl|grandson|"
-    r"granddaughter|baby)s?\s+(?:is|are)|aged?)\s+(?P<number>\d+(?:\.\d+)?)(?P<half>\s+and\s+a\s+half)?"
+    rf"\b(?P<who>i['’]?m|i\s+am|(?:he|she)(?:['’]s|\s+is)|(?:{_SOMEONES})s?\s+(?:is|are)|aged?)\s+"
+    r"(?P<number>\d+(?:\.\d+)?)(?P<half>\s+and\s+a\s+half)?"
     r"(?P<more>(?:\s*(?:-|–|—|to|and)\s*\d+(?:\.\d+)?)?)"
     # A colon after the age ends a label ("Aged 8 to 10: ..."); one before digits makes a clock time.
     rf"(?![A-Za-z%£$€]|:\s*\d|[.,]?\d|\s*(?:{_UNIT_WORDS}|ft|feet|foot|cm|m|kg|lbs?|stone|st|y/?o)\b|\s*[%£$€])",
@@ -2339,8 +2427,8 @@ def _size(number: str, unit: str) -> tuple[str, float]:
 # minimum age ... is 16") or as a length of time ("held a licence for at least 2 years", "within 3
 # years", "2 years ago"): an age is not compared with a length of time, nor a length with an age.
 _AGE_BEFORE = re.compile(
-    r"(?:\b(?:i['’]?m|i\s+am|(?:he|she)(?:['’]s|\s+is)|(?:son|daughter|child|kid|boy|girl|grandson|"
-    r"granddaughter|baby)s?\s+(?:is|are)|aged?|ages)\s+(?:(?:between|over|under|from)\s+)?"
+    rf"(?:\b(?:i['’]?m|i\s+am|(?:he|she)(?:['’]s|\s+is)|(?:{_SOMEONES})s?\s+(?:is|are)|aged?|ages)\s+"
+    r"(?:(?:between|over|under|from)\s+)?"
     r"|\bage\b[^.;:!?\d]{0,30})$",
     re.IGNORECASE,
 )
@@ -2582,6 +2670,16 @@ def duration_terms(question: str) -> set[str]:
     }
 
 
+# "permit" as a noun ("a fishing permit", "my parking permit") and as a verb ("are dogs permitted",
+# "do they permit dogs").
+_PERMIT_NOUN = re.compile(
+    r"\b(?!(?:they|you|we|i|not|to|will|would|do|does|can|may|he|she|it)\b)\w+\s+permits?\b", re.I
+)
+_PERMIT_VERB = re.compile(
+    r"\bpermitted\b|\b(?:they|you|we|i|not|to|will|would|do|does|can|may|he|she|it)\s+permits?\b", re.I
+)
+
+
 def same_sense_terms(question: str, text: str, *, phrases: bool = True) -> set[str]:
     """The question's terms that ``text`` says in other words of the same sense ("stopped" as
     "ended", "dentist" as "dental", "money back" as a refund), as the question's stems. Without
@@ -2589,11 +2687,15 @@ def same_sense_terms(question: str, text: str, *, phrases: bool = True) -> set[s
     which the claim must say itself, not another sentence of its passage."""
     # An irregular form stands for its base, as in the question's focus ("threw" for "throw").
     asked_stems = {stem(_base_form(word, "")) for word in _WORD.findall(question)}
-    text_stems = {stem(word) for word in _WORD.findall(text)}
+    # "non-refundable" says "refundable" too.
+    text_stems = {stem(word) for token in _WORD.findall(text) for word in {token, *_PART.findall(token)}}
     same_said: set[str] = set()
     for same in _SAME_WORDS:
         if text_stems & same:
             same_said |= (asked_stems & same) - text_stems
+    # "a fishing permit" is a thing, not what "allowed" says.
+    if "permit" in same_said and _PERMIT_NOUN.search(question) and not _PERMIT_VERB.search(question):
+        same_said.discard("permit")
     if "alon" in asked_stems | ({"alon"} if _ALONE.search(question) else set()) and _ALONE_SAID.search(text):
         same_said.add("alon")
     for phrase, words in _SAME_PHRASES if phrases else ():
@@ -2672,7 +2774,10 @@ _NARROWED = re.compile(
 
 # A unit after a number: "45 min", "10kg", "2 hours".
 _NUMBER_UNIT = re.compile(
-    rf"(?:{_UNIT_WORDS}|m|cm|mm|km|ml|l|litres?|liters?|g|lbs?|ft|°\w*|%)", re.IGNORECASE
+    rf"(?:{_UNIT_WORDS}|m|cm|mm|km|ml|l|litres?|liters?|g|lbs?|ft|°\w*|%|"
+    # "1 gig full fibre": a speed or a size of data; a power, a voltage, a pressure.
+    r"gigs?|megs?|[kmgt]b|[mg]bps|kw|kwh|w|watts?|v|volts?|amps?|bar)",
+    re.IGNORECASE,
 )
 
 
@@ -3081,9 +3186,17 @@ _VARIANTS: tuple[frozenset[str], ...] = (
     frozenset({"red", "orange", "amber", "yellow", "green", "blue", "purple", "violet", "pink", "white",
                "black", "grey", "gray", "brown", "turquoise", "magenta", "cyan"}),
     frozenset({"bronze", "silver", "gold", "platinum"}),
+    # "an annual membership" is not a monthly one.
+    frozenset({"daily", "weekly", "fortnightly", "monthly", "quarterly", "annual"}),
 )  # fmt: skip
-# Names of one colour: a flashing orange light is the guide's amber one.
-_SAME_VARIANT = {"amber": "orange", "gray": "grey", "violet": "purple"}
+# Names of one colour: a flashing orange light is the guide's amber one; of one period.
+_SAME_VARIANT = {
+    "amber": "orange",
+    "gray": "grey",
+    "violet": "purple",
+    "yearly": "annual",
+    "annually": "annual",
+}
 
 
 # A noun and the number that picks one of its kind: "stage 6", "yr 4", "zone 2"; and a run of them,
@@ -3183,9 +3296,10 @@ def measured_thing(question: str) -> tuple[str, str] | None:
 
 
 def other_variant(question: str, claim: str, heading: str = "") -> str | None:
-    """The other colour (or tier: bronze, silver, gold) a claim speaks of, when the question names one
-    that neither the claim nor its heading names ("What does a solid green light mean?" is not answered
-    by "Solid blue: WPS pairing successful"). Returned as "blue (asked: green)"; None otherwise."""
+    """The other colour (or tier: bronze, silver, gold; or period: monthly, annual) a claim speaks of,
+    when the question names one that neither the claim nor its heading names ("What does a solid
+    green light mean?" is not answered by "Solid blue: WPS pairing successful"). Returned as "blue
+    (asked: green)"; None otherwise."""
     asked_words = {_SAME_VARIANT.get(word.lower(), word.lower()) for word in _WORD.findall(question)}
     said_words = {
         _SAME_VARIANT.get(word.lower(), word.lower()) for word in _WORD.findall(f"{claim} {heading}")
@@ -3586,6 +3700,12 @@ def bounds_amount(number: str, question: str, text: str) -> bool:
         )
         for match in _AMOUNT.finditer(text)
     )
+
+
+def asks_price(question: str) -> bool:
+    """Whether the question asks for a price or a charge ("how much is an adult swim", "whats the
+    fee")."""
+    return _MONEY_QUESTION.search(_CONTRACTED_IS.sub(r"\1 is", question)) is not None
 
 
 def asks_method(question: str) -> bool:
@@ -4149,8 +4269,8 @@ def read_as_typed(question: str, texts: Sequence[str]) -> str:
     """The question with each misspelt word read as the word of ``texts`` (the passages read for it)
     that it nearly is: "allotmnt" as "allotment", "dishwaser" as "dishwasher". A lower-case word of
     six letters or more that no text holds (in any inflection) is read so when it is one letter
-    added, left out or swapped from words of one stem only, with the same first letter; names and
-    shorter words stay as typed."""
+    added, left out or swapped from words of one stem only (a plural so from a word in the singular,
+    "thursdys" as "Thursday"), with the same first letter; names and shorter words stay as typed."""
     vocabulary = {word.lower() for text in texts for word in _LETTERS.findall(text) if len(word) >= 5}
     stems = {stem(word) for word in vocabulary}
 
@@ -4158,7 +4278,13 @@ def read_as_typed(question: str, texts: Sequence[str]) -> str:
         typed = match.group()
         if len(typed) < _TYPO_MIN_LETTERS or not typed.islower() or stem(typed) in stems:
             return typed
-        near = sorted(word for word in vocabulary if word[0] == typed[0] and _one_edit(typed, word))
+        # A plural typed of a word the texts hold in the singular: "thursdys" for "Thursday".
+        near = sorted(
+            word
+            for word in vocabulary
+            if word[0] == typed[0]
+            and (_one_edit(typed, word) or (typed.endswith("s") and _one_edit(typed[:-1], word)))
+        )
         return near[0] if len({stem(word) for word in near}) == 1 else typed
 
     return _LETTERS.sub(read, question)

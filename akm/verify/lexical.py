@@ -69,6 +69,7 @@ from akm.verify.wording import (
     form_set,
     is_content_in,
     is_entity,
+    is_number,
     is_polar,
     negated_words,
     non_assertive,
@@ -431,11 +432,16 @@ class LexicalClaimVerifier:
         claim = strip_citations(claim)
         claim_words = words(claim)
         content = [word for word in claim_words if is_content_in(word, claim)]
+        literal = self.literal_alignment(claim, passage)
         if not content:
+            # "| D | £68,001 to £88,000 | £2,247.84 |": a table row of a band's letter and figures
+            # says what its cells say; it is checked as the quote of the passage it is, or not at all.
+            cells = row_cell_words(claim, claim_words)
+            if cells and literal is not None:
+                return self._judge(claim, claim_words, cells, passage, *literal)
             return SupportJudgement(
                 "insufficient", None, "the claim has no content words to check", "claim", {}, 0.0, ()
             )
-        literal = self.literal_alignment(claim, passage)
         if literal is not None:
             quoted = self._judge(claim, claim_words, content, passage, *literal)
             if quoted.label == "supported":
@@ -731,3 +737,12 @@ class LexicalClaimVerifier:
                 True,
             )
         return "", (), False
+
+
+def row_cell_words(claim: str, claim_words: list[Word]) -> list[Word]:
+    """The words of a table row's claim that fill a cell alone ("D" in "| D | £68,001 | ... |"), or
+    none when the claim is no table row; a figure is no such word."""
+    if not (claim.strip().startswith("|") and claim.strip().endswith("|")):
+        return []
+    cells = {cell.strip() for cell in claim.strip().strip("|").split("|")}
+    return [word for word in claim_words if word.surface in cells and not is_number(word)]

@@ -536,3 +536,20 @@ def test_a_unit_is_no_subject_a_quantity_can_contradict() -> None:
         "Beginners are expected to practise at least 45 minutes a day.", passage
     )
     assert practice.label == "contradicted", practice.note
+
+
+def test_a_table_row_of_a_letter_and_figures_is_checked_as_a_quote() -> None:
+    verifier = LexicalClaimVerifier()
+    passage = (
+        "| Band | Property value (1 April 1991) | Annual charge 2025/26 |\n| --- | --- | --- |\n"
+        "| C | £52,001 to £68,000 | £1,998.08 |\n| D | £68,001 to £88,000 | £2,247.84 |\n"
+        "| E | £88,001 to £120,000 | £2,747.36 |"
+    )
+    # A row with no word of content but its band's letter is supported where the passage has it.
+    assert verifier.verify("| D | £68,001 to £88,000 | £2,247.84 |", passage).label == "supported"
+    # The same letter with another row's figure is no quote: nothing to check it by.
+    changed = verifier.verify("| D | £68,001 to £88,000 | £2,747.36 |", passage)
+    assert changed.label == "insufficient"
+    assert changed.note == "the claim has no content words to check"
+    # Figures alone are no row.
+    assert verifier.verify("£2,247.84", passage).label == "insufficient"
