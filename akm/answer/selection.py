@@ -1977,6 +1977,8 @@ _SAME_WORDS: tuple[frozenset[str], ...] = (
     frozenset({"fine", "penalt", "charg"}),
     # "at the terminal with the car": "vehicles must check in ..."
     frozenset({"car", "vehicl"}),
+    # "my baby ... shes 1": "Infants under 2 ..."
+    frozenset({"baby", "infant"}),
 )
 
 
@@ -2350,7 +2352,7 @@ _RELATIVES = (
     "mum|mom|mother|dad|father|parent|son|daughter|brother|sister|wife|husband|partner|nan|nana|nanna|"
     "gran|granny|grandma|grandmother|grandad|granddad|grandpa|grandfather|grandson|granddaughter|"
     "grandchild|grandkid|niece|nephew|aunt|auntie|uncle|cousin|friend|mate|lad|lass|boyfriend|girlfriend|"
-    "fiance|fiancee|stepson|stepdaughter"
+    "fiance|fiancee|stepson|stepdaughter|bf|gf|hubby|missus|flatmate|housemate|neighbour|neighbor"
 )
 _SOMEONES = f"{_RELATIVES}|child|kid|boy|girl|baby"
 # One the asker speaks for, after "my", "our" ... and up to four words of age or kind ("my 22 yr old
@@ -2364,7 +2366,7 @@ _ASKED_FOR = re.compile(
 # An age given without its unit: "im 67", "my son is 2 and a half", "she's 7", "aged 65 and over",
 # "over 65s", "Under-16s", "the minimum age for classes is 16".
 _AGE_OF_SOMEONE = re.compile(
-    rf"\b(?P<who>i['’]?m|i\s+am|(?:he|she)(?:['’]s|\s+is)|(?:{_SOMEONES})s?\s+(?:is|are)|aged?)\s+"
+    rf"\b(?P<who>i['’]?m|i\s+am|(?:he|she)(?:['’]?s|\s+is)|(?:{_SOMEONES})s?\s+(?:is|are)|aged?)\s+"
     r"(?P<number>\d+(?:\.\d+)?)(?P<half>\s+and\s+a\s+half)?"
     r"(?P<more>(?:\s*(?:-|–|—|to|and)\s*\d+(?:\.\d+)?)?)"
     # A colon after the age ends a label ("Aged 8 to 10: ..."); one before digits makes a clock time.
@@ -2427,7 +2429,7 @@ def _size(number: str, unit: str) -> tuple[str, float]:
 # minimum age ... is 16") or as a length of time ("held a licence for at least 2 years", "within 3
 # years", "2 years ago"): an age is not compared with a length of time, nor a length with an age.
 _AGE_BEFORE = re.compile(
-    rf"(?:\b(?:i['’]?m|i\s+am|(?:he|she)(?:['’]s|\s+is)|(?:{_SOMEONES})s?\s+(?:is|are)|aged?|ages)\s+"
+    rf"(?:\b(?:i['’]?m|i\s+am|(?:he|she)(?:['’]?s|\s+is)|(?:{_SOMEONES})s?\s+(?:is|are)|aged?|ages)\s+"
     r"(?:(?:between|over|under|from)\s+)?"
     r"|\bage\b[^.;:!?\d]{0,30})$",
     re.IGNORECASE,
@@ -2670,6 +2672,9 @@ def duration_terms(question: str) -> set[str]:
     }
 
 
+# Ordinals written in figures and in words.
+_ORDINALS = {"1": "first", "2": "second", "3": "third", "4": "fourth", "5": "fifth", "6": "sixth",
+             "7": "seventh", "8": "eighth", "9": "ninth", "10": "tenth"}  # fmt: skip
 # "permit" as a noun ("a fishing permit", "my parking permit") and as a verb ("are dogs permitted",
 # "do they permit dogs").
 _PERMIT_NOUN = re.compile(
@@ -2693,6 +2698,12 @@ def same_sense_terms(question: str, text: str, *, phrases: bool = True) -> set[s
     for same in _SAME_WORDS:
         if text_stems & same:
             same_said |= (asked_stems & same) - text_stems
+    # "my 2nd kid" is the passage's "second child", and "the second" its "2nd".
+    for number, word in _ORDINALS.items():
+        if re.search(rf"\b{number}(?:st|nd|rd|th)\b", question, re.IGNORECASE) and word in text_stems:
+            same_said.add(number)
+        if word in asked_stems and re.search(rf"\b{number}(?:st|nd|rd|th)\b", text, re.IGNORECASE):
+            same_said.add(word)
     # "a fishing permit" is a thing, not what "allowed" says.
     if "permit" in same_said and _PERMIT_NOUN.search(question) and not _PERMIT_VERB.search(question):
         same_said.discard("permit")

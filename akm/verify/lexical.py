@@ -15,7 +15,9 @@ and the claim is supported only when the score reaches ``support_threshold``:
                of two sentences, all its years in one sentence, and no number taken from another clause
                than the one that states the rest when that clause names another number of the
                same unit (both else insufficient);
-3. dates       every month the claim names (another month there → contradicted);
+3. dates       every month the claim names (another month there → contradicted); days of the
+               week paired in one part of the claim are paired so in the passage
+               (``check_day_pairs``; else insufficient);
 4. polarity    negation (by scope), direction (increase/decrease ...) and antonyms agree
                (a clean mismatch with the rest aligned → contradicted, else insufficient);
 5. direction   the passage's direction word governing the claim's arguments points the same way;
@@ -38,6 +40,7 @@ the odd ones (``akm bench verify``); they favour precision over recall by design
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from akm.claims.quantities import Quantity, dated_weekdays, months, quantities, same_amount, weekdays
@@ -219,6 +222,33 @@ def check_quantity_clauses(claim: str, content: list[Word], passage: str, span: 
             return QuantityCheck(
                 "missing",
                 f"claim says {claim[quantity.start : quantity.end]!r} where the passage's clause says {rival!r}",
+            )
+    return QuantityCheck("agree", "")
+
+
+# Where the parts of a sentence that pair days part: a stop, a semicolon or colon, ", and", ", or".
+_PAIR_BREAK = re.compile(r"[;:.!?]|,\s*(?:and|or|but|while|whereas)\b|\bwhereas\b", re.IGNORECASE)
+
+
+def check_day_pairs(claim: str, window_text: str) -> QuantityCheck:
+    """A claim that pairs days must pair them as the passage does. "for a Tuesday delivery, it is
+    9am on Wednesday" holds every word of "the deadline for a Tuesday delivery is 9am on Sunday, and
+    for a Friday delivery it is 9am on Wednesday", but the passage's Tuesday goes with Sunday and its
+    Wednesday with Friday. A part of the claim (parted at a stop, a semicolon, ", and" ...) naming
+    two days or more fails when no part of the passage names them all and every part that names one
+    of them names another day beside it."""
+    said = [weekdays(part) for part in _PAIR_BREAK.split(window_text)]
+    for part in _PAIR_BREAK.split(claim):
+        days = weekdays(part)
+        if len(days) < 2 or any(days <= other for other in said):
+            continue
+        beside = [other for other in said if other & days]
+        if beside and all(other - days for other in beside):
+            day = min(day for other in beside for day in other & days)
+            partners = set().union(*(other - days for other in beside if day in other))
+            return QuantityCheck(
+                "missing",
+                f"claim pairs {_DAY_NAMES[day]} with {_names(days - {day})}, passage with {_names(partners)}",
             )
     return QuantityCheck("agree", "")
 
@@ -499,6 +529,8 @@ class LexicalClaimVerifier:
             quantity = check_quantities_together(claim, window_text)
         if quantity.outcome == "agree" and not literal:
             quantity = check_quantity_clauses(claim, content, passage, read)
+        if quantity.outcome == "agree" and not literal:
+            quantity = check_day_pairs(claim, window_text)
         record("quantity", quantity.detail if quantity.outcome != "agree" else None)
         polarity, polar_terms, clean = self._polarity_mismatch(claim, claim_words, passage, window_words)
         record("polarity", polarity or None)

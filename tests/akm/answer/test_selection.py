@@ -3643,3 +3643,24 @@ def test_going_somewhere_weighs_as_what_the_asker_tells() -> None:
     assert _responds(question, closed)[0]
     # The place must still be the one asked about.
     assert not _responds(question, "The library is closed on Fridays.")[0]
+
+
+def test_an_ordinal_in_figures_is_the_passages_ordinal_in_words() -> None:
+    said = same_sense_terms(
+        "do i get a discount for my 2nd kid", "The second child gets 15% off monthly subs."
+    )
+    assert "2" in said
+    assert same_sense_terms("how much is the second permit", "2nd permit: £110 a year") == {"second"}
+    assert "2" not in same_sense_terms("do i get a discount for my 2nd kid", "The first child pays in full.")
+
+
+def test_a_boyfriend_or_a_baby_of_one_is_whom_the_question_is_for() -> None:
+    assert "bf" in question_focus("can my bf stay over at millbrook house").aside
+    question = "does my baby get a free pushchair and car seat, shes 1 and sitting on my lap"
+    infants = (
+        "Infants under 2 travelling on a parent's lap have no bag allowance, but may check in one "
+        "pushchair and one car seat free of charge."
+    )
+    # "shes 1" is her age, which "under 2" holds; the baby is the passage's infant.
+    assert spanned_duration(question, infants) >= {"1"}
+    assert "baby" in same_sense_terms(question, infants)

@@ -553,3 +553,23 @@ def test_a_table_row_of_a_letter_and_figures_is_checked_as_a_quote() -> None:
     assert changed.note == "the claim has no content words to check"
     # Figures alone are no row.
     assert verifier.verify("£2,247.84", passage).label == "insufficient"
+
+
+def test_days_paired_in_a_claim_must_be_paired_so_in_the_passage() -> None:
+    verifier = LexicalClaimVerifier()
+    passage = (
+        "You can change an order up to 9am two days before delivery. For example, the deadline for a "
+        "Tuesday delivery is 9am on Sunday, and for a Friday delivery it is 9am on Wednesday."
+    )
+    swapped = verifier.verify(
+        "The deadline is 9am on Sunday, and for a Tuesday delivery, it is 9am on Wednesday.", passage
+    )
+    assert (swapped.label, swapped.decided_by) == ("insufficient", "quantity"), swapped.note
+    assert "claim pairs Tuesday with Wednesday, passage with Sunday" in swapped.note
+    assert (
+        verifier.verify("For a Friday delivery the deadline is 9am on Wednesday.", passage).label
+        == "supported"
+    )
+    # Days the passage gives apart, each alone, may be joined by the claim.
+    apart = "The office is open on Monday. It is closed on Tuesday."
+    assert verifier.verify("The office is open on Monday and closed on Tuesday.", apart).label == "supported"
