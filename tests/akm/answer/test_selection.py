@@ -3113,6 +3113,12 @@ def test_an_age_question_needs_an_age() -> None:
         "Plotholders aged 65 or over pay half.", "number", "what age do concessions start"
     )
     assert not fills_answer_type("The course runs for 3 years.", "number", story)
+    # A young animal's age in weeks is one; a length in weeks is not.
+    kitten = "what age can my kitten have her first jab"
+    assert fills_answer_type(
+        "Kittens can have their first vaccination from 9 weeks of age.", "number", kitten
+    )
+    assert not fills_answer_type("Boosters are given every 52 weeks.", "number", kitten)
 
 
 def test_a_price_may_be_written_without_its_currency() -> None:
@@ -3617,14 +3623,6 @@ def test_an_annual_membership_is_not_a_monthly_one() -> None:
     assert other_variant(question, monthly) == "monthly (asked: annual)"
     assert other_variant(question, "Monthly £52, or £520 paid yearly.") is None
     assert other_variant("how much is the monthly fee", "The fee is £30 per month.") is None
-
-
-def test_an_age_in_weeks_answers_what_age() -> None:
-    question = "what age can my kitten have her first jab"
-    assert fills_answer_type(
-        "Cats: kittens can have their first vaccination from 9 weeks of age.", "number", question
-    )
-    assert not fills_answer_type("Boosters are given every 52 weeks.", "number", question)
 
 
 def test_a_permit_one_holds_is_not_a_thing_allowed() -> None:
