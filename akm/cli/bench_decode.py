@@ -30,9 +30,10 @@ def register(bench_subparsers: argparse._SubParsersAction[argparse.ArgumentParse
             "ones) and report, per method and category, tokens per second, speedup over own plain decoding "
             "(wall and CPU time), the ratio to hf-pld, time to first token, inter-token latency p50/p95, "
             "acceptance by draft position, and how often each method's tokens equal own plain greedy's; "
-            "speculative is also compared with the fastest single drafter. Methods: "
-            + ", ".join(METHODS)
-            + "."
+            "speculative is also compared with the fastest single drafter. Each category also gets its "
+            "copy ceiling: the most any drafts copied from the prompt or the output could speed up own "
+            "plain's decoding steps by the measured verify-cost curve, beside each method's speedup over "
+            "those steps (the first token and the prefill left out). Methods: " + ", ".join(METHODS) + "."
         ),
     )
     parser.add_argument("--prompts", type=Path, required=True, metavar="FILE", help="prompts file")

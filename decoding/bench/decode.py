@@ -51,6 +51,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.generation.streamers import BaseStreamer
 
 from decoding.answer_store import AnswerStore, StoreDrafter, load_answer_store
+from decoding.bench.ceiling import CopyCeiling, copy_ceiling
 from decoding.bench.errors import BenchmarkInputError, import_bench_extra
 from decoding.bench.spec import (
     FORMATS,
@@ -115,6 +116,8 @@ RESULT_KEYS = (
     "first_divergence",
     "finish",
     "itl_ms",
+    "copy_ceiling_tokens",
+    "copy_ceiling_steps",
 )
 SUMMARY_KEYS = (
     "prompts",
@@ -123,6 +126,8 @@ SUMMARY_KEYS = (
     "cpu_s",
     "speedup_vs_plain",
     "speedup_vs_plain_cpu",
+    "decode_speedup_vs_plain",
+    "copy_ceiling",
     "tokens_per_s",
     "tokens_per_target_call",
     "mean_accepted_length",
@@ -644,11 +649,13 @@ class DecodeBenchmark:
         records: list[dict[str, Any]] = []
         for number, prompt in enumerate(prompts, start=1):
             plain: list[int] = []
+            ceiling = CopyCeiling(0, 0.0)
             for method, outcome in self._repeated(prompt):
                 if method == BASELINE:
                     plain = outcome.tokens
+                    ceiling = copy_ceiling(prompt.ids, plain, self.cost_curve)
                 divergence = self._divergence(prompt, plain, outcome.tokens)
-                records.append(result_record(prompt.prompt, method, outcome, divergence))
+                records.append(result_record(prompt.prompt, method, outcome, divergence, ceiling))
                 rate = len(outcome.tokens) / outcome.wall_s if outcome.wall_s > 0 else 0.0
                 self.progress(
                     f"[{number}/{len(prompts)}] {prompt.prompt.category}/{prompt.prompt.prompt_id} "
@@ -662,8 +669,14 @@ class DecodeBenchmark:
 
 
 def result_record(
-    prompt: BenchPrompt, method: str, outcome: MethodOutcome, divergence: dict[str, Any] | None
+    prompt: BenchPrompt,
+    method: str,
+    outcome: MethodOutcome,
+    divergence: dict[str, Any] | None,
+    ceiling: CopyCeiling,
 ) -> dict[str, Any]:
+    """One method's run on one prompt; `ceiling` is the prompt's copy ceiling (decoding.bench.ceiling),
+    from own plain's tokens, the same in every method's record of the prompt."""
     times = outcome.token_times_s
     return {
         "prompt_id": prompt.prompt_id,
@@ -683,6 +696,8 @@ def result_record(
         "first_divergence": divergence,
         "finish": outcome.finish,
         "itl_ms": [(later - earlier) * 1000.0 for earlier, later in itertools.pairwise(times)],
+        "copy_ceiling_tokens": ceiling.tokens,
+        "copy_ceiling_steps": ceiling.steps,
     }
 
 
@@ -705,6 +720,9 @@ def summarize_records(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     against whichever single-drafter method was fastest on those prompts (named in
     `best_single_drafter`); the `_cpu` variants use process CPU time instead of wall time. `mean_accepted_length` is accepted drafts per step that verified
     drafts (None for methods that report no per-position counts, such as Hugging Face generate).
+    `decode_speedup_vs_plain` leaves out each run's first token and the time to it (the prefill), and
+    `copy_ceiling` is the most that speedup could be with drafts that copy, by the cost curve
+    (decoding.bench.ceiling): the same for every method on the same prompts.
     """
     methods = list(dict.fromkeys(record["method"] for record in records))
     categories = list(dict.fromkeys(record["category"] for record in records))
@@ -743,6 +761,31 @@ def relative_speed(
         sum(float(record[clock]) for record in chosen),
         sum(int(record["new_tokens"]) for record in baseline),
         sum(float(record[clock]) for record in baseline),
+    )
+
+
+def decode_speed(
+    chosen: Sequence[dict[str, Any]], reference: dict[PromptKey, dict[str, Any]]
+) -> float | None:
+    """`relative_speed` by wall time over the decoding steps only: each run's tokens after the first,
+    over its wall time after the first token (the prefill and the first token are left out)."""
+    paired = [reference.get((record["category"], record["prompt_id"])) for record in chosen]
+    if not chosen or any(record is None for record in paired):
+        return None
+    baseline = [record for record in paired if record is not None]
+    return _speedup(
+        sum(max(int(record["new_tokens"]) - 1, 0) for record in chosen),
+        sum(float(record["wall_s"]) - float(record["ttft_s"]) for record in chosen),
+        sum(max(int(record["new_tokens"]) - 1, 0) for record in baseline),
+        sum(float(record["wall_s"]) - float(record["ttft_s"]) for record in baseline),
+    )
+
+
+def _copy_ceiling(chosen: Sequence[dict[str, Any]]) -> float | None:
+    """The copy ceiling over `chosen` prompts: their tokens after the first over their least steps."""
+    return _ratio(
+        sum(int(record["copy_ceiling_tokens"]) for record in chosen),
+        sum(float(record["copy_ceiling_steps"]) for record in chosen),
     )
 
 
@@ -787,6 +830,8 @@ def _summarize(
         "cpu_s": cpu,
         "speedup_vs_plain": relative_speed(chosen, plain, "wall_s"),
         "speedup_vs_plain_cpu": relative_speed(chosen, plain, "cpu_s"),
+        "decode_speedup_vs_plain": decode_speed(chosen, plain),
+        "copy_ceiling": _copy_ceiling(chosen),
         "tokens_per_s": _ratio(tokens, wall),
         "tokens_per_target_call": _ratio(tokens, calls),
         "mean_accepted_length": (accepted / draft_steps if draft_steps else 0.0) if has_positions else None,
@@ -1037,6 +1082,20 @@ def format_markdown(report: dict[str, Any]) -> str:
                 f"| {_cell(row['ttft_p50_ms'], 1)} | {_cell(row['itl_p50_ms'], 1)} | {_cell(row['itl_p95_ms'], 1)} |"
             )
         composite = summary.get(COMPOSITE, {}).get(category)
+        baseline = summary.get(BASELINE, {}).get(category)
+        if baseline is not None and baseline["copy_ceiling"] is not None:
+            reached = ""
+            if composite is not None and composite["decode_speedup_vs_plain"] is not None:
+                reached = (
+                    f" {COMPOSITE} reached {_cell(composite['decode_speedup_vs_plain'])}× over those steps "
+                    f"({_cell(composite['decode_speedup_vs_plain'] / baseline['copy_ceiling'])} of the ceiling)."
+                )
+            lines += [
+                "",
+                f"Copy ceiling: {_cell(baseline['copy_ceiling'])}× own plain's decoding steps (after the first "
+                "token), the most that drafts copied from the prompt or the output could give by the cost "
+                f"curve.{reached}",
+            ]
         if composite is not None and composite["best_single_drafter"] is not None:
             lines += [
                 "",

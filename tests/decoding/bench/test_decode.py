@@ -319,7 +319,13 @@ def record(
         "first_divergence": divergence,
         "finish": "length",
         "itl_ms": itl or [],
+        "copy_ceiling_tokens": CEILINGS[prompt_id][0],
+        "copy_ceiling_steps": CEILINGS[prompt_id][1],
     }
+
+
+# Per prompt: own plain's tokens after the first, and the least steps copying could commit them in.
+CEILINGS = {"p1": (9, 3.0), "p2": (19, 9.5)}
 
 
 HAND_MADE = [
@@ -364,8 +370,15 @@ def test_summary_arithmetic_on_hand_made_records() -> None:
     assert spec_all["itl_p50_ms"] == 15.0
     assert spec_all["itl_p95_ms"] == pytest.approx(28.5, abs=1e-12)
 
+    # Over the decoding steps: the tokens after the first, over the time after the first (0.1 s each).
+    assert spec_all["decode_speedup_vs_plain"] == pytest.approx((26 / 2.8) / (28 / 3.8))
+    assert spec_all["copy_ceiling"] == (9 + 19) / (3.0 + 9.5)
+    assert summary["hf-plain"]["rag"]["copy_ceiling"] == 3.0
+    assert summary["plain"]["math"]["copy_ceiling"] == 2.0
+
     spec_rag = summary["speculative"]["rag"]
     assert spec_rag["speedup_vs_plain"] == (10 / 1.0) / (10 / 2.0)
+    assert spec_rag["decode_speedup_vs_plain"] == pytest.approx((9 / 0.9) / (9 / 1.9))
     assert spec_rag["mean_accepted_length"] == 5 / 3
     assert spec_rag["identical_rate"] == 1.0
     assert summary["speculative"]["math"]["speedup_vs_plain"] == (18 / 2.0) / (20 / 2.0)
@@ -548,6 +561,17 @@ def test_benchmark_runs_end_to_end_and_writes_the_report(
     # HF generate runs one forward per token (prefill included) for plain decoding.
     assert [row["target_calls"] for row in results if row["method"] == "hf-plain"] == [12, 12]
     assert all(len(row["itl_ms"]) == 11 for row in results)
+    # The copy ceiling comes from own plain's tokens: the same in every record of a prompt, and with a
+    # flat curve (verifying is free) never below one step per token after the first... nor above it.
+    for prompt_id in ("t1", "t2"):
+        ceilings = {
+            (row["copy_ceiling_tokens"], row["copy_ceiling_steps"])
+            for row in results
+            if row["prompt_id"] == prompt_id
+        }
+        assert len(ceilings) == 1
+        ((tokens, steps),) = ceilings
+        assert tokens == 11 and 1.0 <= steps <= 11.0
     assert set(loaded["summary"]) == {"plain", "speculative", "hf-plain", "hf-pld"}
     assert set(loaded["summary"]["speculative"]) == {"squad", "other", "all"}
     assert loaded["summary"]["plain"]["all"]["speedup_vs_plain"] == 1.0
@@ -562,6 +586,8 @@ def test_benchmark_runs_end_to_end_and_writes_the_report(
     markdown = format_markdown(report)
     assert "## squad" in markdown and "## other" in markdown and "## all" in markdown
     assert "| speculative | 2 | 24 |" in markdown
+    ceiling = loaded["summary"]["plain"]["squad"]["copy_ceiling"]
+    assert f"Copy ceiling: {ceiling:.2f}× own plain's decoding steps" in markdown
     write_plot(report, tmp_path / "plot.png")
     assert (tmp_path / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
