@@ -83,6 +83,7 @@ from akm.answer.selection import (
     other_numbered,
     other_unit_numbers,
     other_variant,
+    other_variant_row,
     permission_terms,
     question_codes,
     question_names,
@@ -550,6 +551,7 @@ def check_responsiveness(
                 or (None if limited else other_kind(focus.question, claim.text, claim.context, claim.heading))
                 or other_day(focus.question, claim.text, claim.before, claim.heading)
                 or other_variant(focus.question, claim.text, claim.heading)
+                or other_variant_row(focus.question, claim.text, claim.columns, claim.context)
                 or other_duration(focus.question, claim.text, claim.context)
                 or other_length(focus.question, claim.text)
                 or other_numbered(focus.question, claim.text)

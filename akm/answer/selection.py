@@ -1290,10 +1290,23 @@ _CAPITALISED_RUN = re.compile(r"\b[A-Z][a-z'’]+(?:[ \t]+(?:of|and|the|for|[A-Z
 _ORDINAL_ENDINGS = frozenset({"st", "nd", "rd", "th"})
 
 
+# "off peak", "off-peak", "offpeak": one word, which is not "peak" (the variants tell them apart, and
+# content terms read "off peak" as "off-peak", whose terms "peak" alone does not hold).
+_OFF_PEAK = re.compile(r"\boff[\s-]?peak\b", re.IGNORECASE)
+# Compounds whose first word is a function word, read as one hyphenated word: "off peak" and "after
+# school" (an after-school club is no breakfast club "every school day").
+_JOINED_COMPOUND = re.compile(r"\b(off)[\s-]?(peak)\b|\b(after|before)[\s-]?(school)\b", re.IGNORECASE)
+
+
+def _joined_compounds(text: str) -> str:
+    return _JOINED_COMPOUND.sub(lambda match: "-".join(part for part in match.groups() if part), text)
+
+
 def content_terms(text: str) -> list[str]:
     """Stems of the content words of ``text`` (function words and question words left out; an
     irregular form of a verb stands for its base: "took" and "taken" for "take"; a short form for
     the full word: "temp" for "temperature")."""
+    text = _joined_compounds(text)
     terms: list[str] = []
     before = ""
     for word in _WORD.findall(text):
@@ -1481,7 +1494,10 @@ def trailing_aside(question: str) -> tuple[str, str]:
 def _focus_weights(question: str) -> dict[str, float]:
     """The weighted content terms of `question_focus`, before what the asker tells is weighed down."""
     weights: dict[str, float] = {}
-    words = _WORD.findall(_WHAT_HAPPENS.sub(" ", _TOLD_HOW.sub(" ", _TOLD_WHEN.sub(" ", question))))
+    # "off peak" is one word, "off-peak", as `content_terms` reads it.
+    words = _WORD.findall(
+        _joined_compounds(_WHAT_HAPPENS.sub(" ", _TOLD_HOW.sub(" ", _TOLD_WHEN.sub(" ", question))))
+    )
     duration = bool(_DURATION_QUESTION.search(question))
     # "In what year did ...": the word the question asks with, not what it is about.
     dated = _DATE_QUESTION.search(question)
@@ -2919,6 +2935,16 @@ def _adjacent_words(*texts: str) -> list[tuple[str, str]]:
     ]
 
 
+# Nouns that end as verbs do, which a word before them narrows as it does any noun ("car parking" is
+# not "cycle parking", nor "evening opening" "morning opening").
+_ING_NOUNS = frozenset(
+    {"parking", "booking", "training", "clothing", "bedding", "flooring", "heating", "lighting", "seating",
+     "housing", "catering", "opening", "building", "wedding", "meeting", "screening", "boarding", "packaging",
+     "cleaning", "charging", "plumbing", "fencing", "decking", "landing", "crossing", "filling", "fitting",
+     "coaching", "tutoring", "shipping", "washing", "ironing", "servicing", "testing"}
+)  # fmt: skip
+
+
 def other_kind(question: str, claim: str, context: str, heading: str = "") -> str | None:
     """The other kind of thing a claim speaks of, when the question narrows a noun by a word that the
     claim lacks, while the claim or its passage gives the noun another ("How much does a half plot
@@ -2951,7 +2977,7 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
             or _counts_units(match)
             or _NUMBER_WORD.fullmatch(noun)
             or not modifier.islower()
-            or noun.lower().endswith(("ed", "ing"))
+            or (noun.lower().endswith(("ed", "ing")) and noun.lower() not in _ING_NOUNS)
             # "for printing PETG" says what for, not which kind.
             or (match.group().split()[0].lower() == "for" and modifier.lower().endswith("ing"))
             or len(modifier) < 3
@@ -3199,7 +3225,10 @@ _VARIANTS: tuple[frozenset[str], ...] = (
     frozenset({"bronze", "silver", "gold", "platinum"}),
     # "an annual membership" is not a monthly one.
     frozenset({"daily", "weekly", "fortnightly", "monthly", "quarterly", "annual"}),
+    # "junior off peak" is not the peak price ("off-peak" read as one word, `_OFF_PEAK`).
+    frozenset({"peak", "offpeak"}),
 )  # fmt: skip
+
 # Names of one colour: a flashing orange light is the guide's amber one; of one period.
 _SAME_VARIANT = {
     "amber": "orange",
@@ -3306,15 +3335,41 @@ def measured_thing(question: str) -> tuple[str, str] | None:
     return stem(_base_form(head)), " ".join(question[match.start() : match.end()].lower().split())
 
 
+def _variant_words(text: str) -> set[str]:
+    """The words of ``text`` as `_VARIANTS` reads them: one name per colour or period, "off peak" one word."""
+    return {
+        _SAME_VARIANT.get(word.lower(), word.lower())
+        for word in _WORD.findall(_OFF_PEAK.sub("offpeak", text))
+    }
+
+
+def other_variant_row(question: str, claim: str, columns: str, context: str) -> str | None:
+    """The row a quoted table row is, when the question asks for a variant (a tier, a period, off
+    peak) that neither the row nor its columns name while another row of its passage does ("how
+    much is junior off peak" is not answered by "| Monthly unlimited climbing | £49.00 | £32.00 |"
+    beside "| Off-peak session | £9.00 | £6.50 |"). Returned as "monthly unlimited climbing (asked:
+    offpeak)"; None otherwise."""
+    if not claim.strip().startswith("|"):
+        return None
+    asked_words, said_words = _variant_words(question), _variant_words(f"{claim} {columns}")
+    rows = [line for line in context.splitlines() if line.strip().startswith("|")]
+    for variants in _VARIANTS:
+        asked = asked_words & variants
+        if not asked or said_words & variants:
+            continue
+        if any(_variant_words(line) & asked for line in rows):
+            cells = [cell.strip() for cell in claim.strip().strip("|").split("|")]
+            key = next((cell for cell in cells if re.search(r"\w", cell)), claim.strip())
+            return f"{key.lower()} (asked: {', '.join(sorted(asked))})"
+    return None
+
+
 def other_variant(question: str, claim: str, heading: str = "") -> str | None:
     """The other colour (or tier: bronze, silver, gold; or period: monthly, annual) a claim speaks of,
     when the question names one that neither the claim nor its heading names ("What does a solid
     green light mean?" is not answered by "Solid blue: WPS pairing successful"). Returned as "blue
     (asked: green)"; None otherwise."""
-    asked_words = {_SAME_VARIANT.get(word.lower(), word.lower()) for word in _WORD.findall(question)}
-    said_words = {
-        _SAME_VARIANT.get(word.lower(), word.lower()) for word in _WORD.findall(f"{claim} {heading}")
-    }
+    asked_words, said_words = _variant_words(question), _variant_words(f"{claim} {heading}")
     for variants in _VARIANTS:
         asked = asked_words & variants
         said = said_words & variants
@@ -4238,7 +4293,9 @@ def score_sentences(
                 )
                 and names_method(f"{text} {asked_text}", focus.question)
                 and opposite_event(focus.question, text) is None
-                and other_day(focus.question, text, heading=_heading_words(item)) is None,
+                and other_day(focus.question, text, heading=_heading_words(item)) is None
+                # Another tier, period or colour than the one asked ("peak" for "off peak").
+                and other_variant(focus.question, text, _heading_words(item)) is None,
                 new_terms=len(terms - question_terms),
                 typed=focus.answer_type != "any" or asks_method(focus.question),
                 met=frozenset(term for term in focus.weights if term in terms | heading_terms),

@@ -50,6 +50,7 @@ _CHECK_KINDS: dict[str, str] = {
     "predicate": "same-words-other-relation",
     "modifier": "same-words-other-relation",
     "proximity": "same-words-other-relation",
+    "substitution": "same-words-other-relation",
 }
 
 

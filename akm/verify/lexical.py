@@ -60,6 +60,7 @@ from akm.verify.structure import (
     proximity_finding,
     qualifier_finding,
     relation_roles_finding,
+    replaced_word_finding,
     statement_bounds,
     swapped_finding,
 )
@@ -106,6 +107,7 @@ CHECK_FACTORS: dict[str, float] = {
     "modifier": 0.5,
     "proximity": 0.7,
     "joined": 0.25,
+    "substitution": 0.25,
 }
 # A check whose failure is reported under an older, broader name.
 DECIDED_BY: dict[str, str] = {"polar-words": "polarity"}
@@ -560,6 +562,10 @@ class LexicalClaimVerifier:
             swapped = swapped_finding(claim_words, index, passage)
             if swapped is not None:
                 findings.append(swapped)
+        if self.structural_checks and not literal:
+            replaced = replaced_word_finding(claim_words, index, passage)
+            if replaced is not None:
+                findings.append(replaced)
         for finding in findings:
             checks.append(CheckOutcome(finding.check, False, finding.detail, CHECK_FACTORS[finding.check]))
         score = credit

@@ -654,6 +654,59 @@ def swapped_finding(claim_words: Sequence[Word], index: WindowIndex, passage: st
     return None
 
 
+def replaced_word_finding(claim_words: Sequence[Word], index: WindowIndex, passage: str) -> Finding | None:
+    """A claim that repeats the window word for word around one content word, where the window has
+    another content word the claim lacks, says that of another thing, when the claim's word is one
+    the passage uses elsewhere: "A dog must be at least 8 weeks old and under 10 years old when a
+    new policy starts" is "A cat must be at least 8 weeks old and under 10 years old when a new
+    policy starts" with the dog of the sentence before ("A dog must be at least 8 weeks old and
+    under 8 years old ..."), though the cat's sentence holds all of it but the dog. The words on
+    both sides of the slot must match (two on the one side at the claim's first or last word); a
+    word the passage never uses (a synonym) is left to the coverage score, and a number to the
+    quantity checks. A table row is no running text: a claim puts its own words between the cells
+    it quotes ("ORBIT_LOG sets how much ..." of "| `ORBIT_LOG` | `info` | how much ... |")."""
+    if "|" in index.text(index.span.start, index.span.end):
+        return None
+    window = [word.lower for word in index.words]
+    claim_forms = form_set(list(claim_words))
+    passage_forms: set[str] | None = None
+    last = len(claim_words) - 1
+    for position, said in enumerate(claim_words):
+        if (
+            not is_content(said)
+            or any(character.isdigit() for character in said.surface)
+            or index.positions(said)
+        ):
+            continue
+        before = [claim_words[position - offset].lower for offset in (1, 2) if position - offset >= 0]
+        after = [claim_words[position + offset].lower for offset in (1, 2) if position + offset <= last]
+        # Both neighbours, or two on the one side where the claim has none on the other.
+        before, after = (before[:1], after[:1]) if before and after else (before, after)
+        for found, instead in enumerate(index.words):
+            if (
+                not is_content(instead)
+                or word_found(instead, claim_forms)
+                or any(
+                    found - 1 - offset < 0 or window[found - 1 - offset] != word
+                    for offset, word in enumerate(before)
+                )
+                or any(
+                    found + 1 + offset >= len(window) or window[found + 1 + offset] != word
+                    for offset, word in enumerate(after)
+                )
+            ):
+                continue
+            if passage_forms is None:
+                passage_forms = form_set(words(passage))
+            if word_found(said, passage_forms):
+                return Finding(
+                    "substitution",
+                    f"the passage says {instead.surface!r} where the claim says {said.surface!r}, "
+                    "a word the passage uses elsewhere",
+                )
+    return None
+
+
 _DETERMINERS = frozenset(
     {"the", "a", "an", "its", "their", "his", "her", "our", "your", "my", "this", "that"}
 )

@@ -40,6 +40,7 @@ from akm.answer.selection import (
     other_numbered,
     other_unit_numbers,
     other_variant,
+    other_variant_row,
     permission_terms,
     question_codes,
     question_focus,
@@ -3623,6 +3624,54 @@ def test_an_annual_membership_is_not_a_monthly_one() -> None:
     assert other_variant(question, monthly) == "monthly (asked: annual)"
     assert other_variant(question, "Monthly £52, or £520 paid yearly.") is None
     assert other_variant("how much is the monthly fee", "The fee is £30 per month.") is None
+
+
+def test_off_peak_is_one_word_that_peak_does_not_hold() -> None:
+    question = "how much is junior off peak at the climbing wall"
+    assert set(question_focus(question).weights) == {"junior", "off-pea", "climb", "wall"}
+    assert "off-pea" in content_terms("| Off-peak session (weekdays) | £9.00 | £6.50 |")
+    assert "off-pea" not in content_terms("| Peak session (roped wall) | £11.50 | £8.00 |")
+    peak = "| Peak session (roped wall and bouldering) | £11.50 | £8.00 | £9.00 |"
+    assert other_variant(question, peak) == "peak (asked: offpeak)"
+    assert other_variant("whats the offpeak price", "| Off-peak | £9.00 |") is None
+    table = (
+        "## Prices\n\n| Entry | Adult (18+) | Junior (8-17) |\n| --- | --- | --- |\n"
+        "| Peak session (roped wall and bouldering) | £11.50 | £8.00 |\n"
+        "| Off-peak session (weekdays before 4pm, bouldering only) | £9.00 | £6.50 |\n"
+        "| Monthly unlimited climbing | £49.00 | £32.00 |\n"
+    )
+    # The peak row, which names more of the question ("wall"), is another variant: the off-peak row answers.
+    selection = select_evidence(question, [_read(1, table)], None)
+    assert selection.sentences[0].text.startswith("| Off-peak session")
+    # A row that names no variant, where another row names the one asked, is another row.
+    monthly = "| Monthly unlimited climbing | £49.00 | £32.00 |"
+    columns = "| Entry | Adult (18+) | Junior (8-17) |"
+    assert (
+        other_variant_row(question, monthly, columns, table) == "monthly unlimited climbing (asked: offpeak)"
+    )
+    assert other_variant_row("how much is junior entry", monthly, columns, table) is None
+    assert other_variant_row(question, "Monthly climbing is £49.", "", table) is None
+
+
+def test_an_after_school_club_is_not_a_club_on_school_days() -> None:
+    question = "how much is after school club at willowbrook"
+    assert "after-s" in question_focus(question).weights
+    breakfast = "Breakfast club runs from 7:45am every school day and costs £4.00 per session."
+    assert "after-s" not in content_terms(breakfast)
+    assert "after-s" in content_terms("The after-school club costs £9.50 a session.")
+    assert "after-s" in content_terms("Children can stay after school until 6pm.")
+
+
+def test_car_parking_is_not_cycle_parking() -> None:
+    cycle = "Cycle parking: 60 covered spaces outside the Mill Lane entrance, free of charge."
+    question = "how much is car parking at kingsmere station for the day"
+    assert other_kind(question, cycle, cycle) == "cycle parking (asked: car parking)"
+    assert other_kind(question, "Car parking costs £8 a day.", "Car parking costs £8 a day.") is None
+    # An -ing word that is a deed stays none of the kinds: "for printing PETG" says what for.
+    assert (
+        other_kind("how much for printing posters", "Printing flyers costs £5.", "Printing flyers costs £5.")
+        is None
+    )
 
 
 def test_a_permit_one_holds_is_not_a_thing_allowed() -> None:

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from akm.claims import TextSpan
 from akm.verify import SUPPORT_LABELS, LexicalClaimVerifier, SupportLabel
 from akm.verify.lexical import check_joined
+from akm.verify.structure import WindowIndex, replaced_word_finding
 from akm.verify.wording import is_content_in, words
 
 PASSAGE = (
@@ -485,6 +486,46 @@ def test_a_word_of_the_next_sentence_put_in_place_of_the_verb_is_not_supported()
     content = [word for word in words(claim) if is_content_in(word, claim)]
     finding = check_joined(content, PIPE, TextSpan(0, len(PIPE)))
     assert finding is not None and "'thaw'" in finding and "'freeze'" in finding
+
+
+PETS = (
+    "We insure dogs and cats kept as domestic pets. A dog must be at least 8 weeks old and under 8 years "
+    "old when a new policy starts. A cat must be at least 8 weeks old and under 10 years old when a new "
+    "policy starts."
+)
+
+
+def test_a_sentence_repeated_with_the_subject_of_another_is_not_supported() -> None:
+    verifier = LexicalClaimVerifier()
+    # The cat's sentence holds every word but "dog" (coverage 0.9), and the dog's sentence says 8 years.
+    mixed = verifier.verify(
+        "A dog must be at least 8 weeks old and under 10 years old when a new policy starts.", PETS
+    )
+    assert mixed.label != "supported", mixed.note
+    cat = "A cat must be at least 8 weeks old and under 10 years old when a new policy starts."
+    index = WindowIndex(PETS, TextSpan(PETS.index(cat), PETS.index(cat) + len(cat)))
+    claim = "A dog must be at least 8 weeks old and under 10 years old when a new policy starts."
+    finding = replaced_word_finding(words(claim), index, PETS)
+    assert finding is not None and finding.check == "substitution"
+    assert "'cat'" in finding.detail and "'dog'" in finding.detail
+    for said in (
+        "A dog must be at least 8 weeks old and under 8 years old when a new policy starts.",
+        "A dog must be under 8 years old when a new policy starts.",
+        "A cat must be under 10 years old when a new policy starts.",
+    ):
+        assert verifier.verify(said, PETS).label == "supported", said
+    # A word the passage never uses is a paraphrase, left to the coverage score.
+    assert replaced_word_finding(words(claim.replace("dog", "kitten")), index, PETS) is None
+    # A table row is no running text: a claim's own verb between the cells it quotes replaces nothing.
+    row = "| `log_level` | `ORBIT_LOG` | `info` | how much orbit writes to its log |"
+    table = (
+        f"orbit sets its log level.\n\n| setting | variable | default | meaning |\n|---|---|---|---|\n{row}\n"
+    )
+    start = table.index(row)
+    rows = WindowIndex(table, TextSpan(start, start + len(row)))
+    assert (
+        replaced_word_finding(words("ORBIT_LOG sets how much orbit writes to its log."), rows, table) is None
+    )
 
 
 def test_a_word_put_before_a_noun_the_passage_states_bare_narrows_it_into_another_thing() -> None:
