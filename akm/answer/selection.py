@@ -2888,9 +2888,15 @@ _NOUN_PAIR = re.compile(r"(?P<modifier>[A-Za-z][\w'’-]*)[ \t]+(?P<noun>[A-Za-z
 def _narrowed_pairs(question: str) -> list[re.Match[str]]:
     """The nouns of the question narrowed by the word before them (`_NARROWED`, `_TYPED_KIND`); where
     the narrowed noun narrows the next ("the volta day pass", "the choir summer concert"), that
-    next noun and the word before it ("day pass", "summer concert")."""
+    next noun and the word before it ("day pass", "summer concert"). An age is no kind: in "a 12 yr
+    old oil boiler" the pair is "oil boiler"."""
     pairs: list[re.Match[str]] = []
     for match in [*_NARROWED.finditer(question), *_TYPED_KIND.finditer(question)]:
+        if match.group("noun").lower() in ("old", "olds") and _narrows_next(question, match.end("noun")):
+            after = re.match(r"[ \t]+", question[match.end("noun") :])
+            aged = _NOUN_PAIR.match(question, match.end("noun") + (after.end() if after else 0))
+            if aged is not None and _narrows_next(question, aged.end("modifier")):
+                match = aged
         shifted = _NOUN_PAIR.match(question, match.start("noun"))
         pairs.append(shifted if shifted and _narrows_next(question, match.end("noun")) else match)
     return pairs
@@ -2935,6 +2941,10 @@ def _adjacent_words(*texts: str) -> list[tuple[str, str]]:
     ]
 
 
+# Two words before a noun, joined by "or", "and" or a slash: "lost or damaged fob".
+_COORDINATED = re.compile(
+    r"\b([A-Za-z][\w'’-]*)\s*(?:,?\s+or\s+|,?\s+and\s+|/)\s*([A-Za-z][\w'’-]*)\s+([A-Za-z][\w'’-]*)"
+)
 # Nouns that end as verbs do, which a word before them narrows as it does any noun ("car parking" is
 # not "cycle parking", nor "evening opening" "morning opening").
 _ING_NOUNS = frozenset(
@@ -2960,7 +2970,11 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
     name before the noun ("the Amazon forest") is left to the checks of names, and a possessive
     ("the team's coach") says whose, not which kind. A yes-or-no question's answer differs too
     ("can I take my electric bike" is not answered by what may be done with folding bikes)."""
-    if answer_type_of(question) not in ("number", "person", "date") and not is_polar_question(question):
+    if (
+        answer_type_of(question) not in ("number", "person", "date")
+        and not is_polar_question(question)
+        and not told_then_polar(question)
+    ):
         return None
     # What the claim's heading names (a table row's header: "meals per day"), it speaks of.
     in_claim = set(content_terms(f"{claim} {heading}"))
@@ -3002,9 +3016,22 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
             # ("Each Intercity train has 8 bike spaces" for a regional train, beside "Regional trains
             # take bikes subject to space").
             words = _adjacent_words(claim, heading)
+        # "A lost or damaged fob" speaks of the lost fob asked about too: a word of the question
+        # coordinated with the claim's word before the noun.
+        asked_stems = {stem(word) for word in _WORD.findall(question) if word.lower() not in _STOPWORDS}
+        coordinated = {
+            stem(pair.group(2))
+            for pair in _COORDINATED.finditer(claim)
+            if stem(pair.group(1)) in asked_stems and stem(pair.group(3)) == stem(noun)
+        } | {
+            stem(pair.group(1))
+            for pair in _COORDINATED.finditer(claim)
+            if stem(pair.group(2)) in asked_stems and stem(pair.group(3)) == stem(noun)
+        }
         for before, word in words:
             if (
                 stem(word) == stem(noun)
+                and stem(before) not in coordinated
                 and before[:1].isalpha()
                 and before.lower() not in _STOPWORDS
                 and before.lower() not in _QUANTIFIERS
@@ -3317,6 +3344,11 @@ _PRICED_DEED = re.compile(
 )
 
 
+# Deeds that only pay for a thing: "how much to hire the weaver room" asks the room's price, which a
+# table of room rates gives without the word "hire".
+_PAYING_DEEDS = frozenset({"hire", "rent", "book", "buy", "use", "get", "reserve", "join"})
+
+
 def measured_thing(question: str) -> tuple[str, str] | None:
     """The thing a "how much is ..." or "how warm is ..." question asks a measure of, as (the stem of
     its last word, the question's words up to it): "how much is school dinner for my yr 4 son" gives
@@ -3326,7 +3358,7 @@ def measured_thing(question: str) -> tuple[str, str] | None:
     match = _MEASURED_THING.search(question)
     if match is None:
         deed = _PRICED_DEED.search(question)
-        if deed is None or deed.group("thing").lower() in _STOPWORDS:
+        if deed is None or deed.group("thing").lower() in _STOPWORDS | _PAYING_DEEDS:
             return None
         return stem(deed.group("thing")), " ".join(question[deed.start() : deed.end()].lower().split())
     head = match.group("thing").split()[-1].lower()
@@ -3549,9 +3581,28 @@ _POLAR_QUESTION = re.compile(
 )
 
 
+# A question typed as what the asker tells, then the yes-or-no question, with no stop between: "my
+# boiler is a 12 yr old oil boiler can i still get cover", "my son is turning 11 can he have the
+# party". Not where a question word follows ("my mum is 78 how often does she need ...").
+_TOLD_THEN_POLAR = re.compile(
+    r"^\s*(?:my|our|i|im|i['’]m|ive|i['’]ve|we|we['’]re|weve|we['’]ve)\s"
+    r"(?!.*\b(?:what|whats|what['’]s|how|hows|when|where|which|who|whos|why)\b)"
+    r".*?\b(?:can|could|do|does|is|are|will|should|would|may|must)\s+(?:i|we|he|she|they|you|u|it|me)\b",
+    re.IGNORECASE,
+)
+
+
 def is_polar_question(question: str) -> bool:
     """Whether ``question`` asks for a yes or a no ("Do I need ...?", "Can cars cross ...?")."""
     return bool(_POLAR_QUESTION.search(question))
+
+
+def told_then_polar(question: str) -> bool:
+    """Whether ``question`` tells something, then asks for a yes or a no with no stop between ("my
+    boiler is a 12 yr old oil boiler can i still get cover"). Only the kind asked of reads it so
+    (`other_kind`): as a yes-or-no question throughout, "my nan has the old persons bus pass can she
+    use it free at 9" would need every word of what is told in the passage ("older person's")."""
+    return _TOLD_THEN_POLAR.search(question) is not None
 
 
 def opposite_event(question: str, text: str) -> tuple[str, str] | None:

@@ -52,6 +52,7 @@ from akm.answer.selection import (
     spanned_duration,
     states_instead,
     stem,
+    told_then_polar,
     trailing_aside,
     unheaded,
     unnamed_day,
@@ -3672,6 +3673,34 @@ def test_car_parking_is_not_cycle_parking() -> None:
         other_kind("how much for printing posters", "Printing flyers costs £5.", "Printing flyers costs £5.")
         is None
     )
+
+
+def test_what_the_asker_tells_before_a_yes_or_no_question_leaves_the_kind_asked_of() -> None:
+    boiler = "my boiler is a 12 yr old oil boiler can i still get hearthsafe cover"
+    assert told_then_polar(boiler) and not is_polar_question(boiler)
+    assert told_then_polar("my son is turning 11 can he have the sports hall party")
+    assert told_then_polar("im going as carer for my brother do i need a ticket")
+    assert not told_then_polar("my mum is 78 how often does she need a medication review")
+    assert not told_then_polar("lost my door fob at threadmill whats the replacement cost")
+    # Its age is no kind of boiler: the kind asked is an oil boiler, which gas boilers are not.
+    gas = "Gas boilers must be less than 15 years old when you first take out cover."
+    assert other_kind(boiler, gas, gas) == "gas boilers (asked: oil boiler)"
+    oil = "Oil boilers must be less than 10 years old when you first take out cover."
+    assert other_kind(boiler, oil, f"{gas} {oil}") is None
+
+
+def test_a_kind_coordinated_with_the_one_asked_is_the_one_asked() -> None:
+    question = "lost my door fob at threadmill whats the replacement cost"
+    either = "A lost or damaged fob is replaced for £15."
+    assert other_kind(question, either, either) is None
+    damaged = "A damaged fob is replaced for £15."
+    assert other_kind(question, damaged, damaged) == "damaged fob (asked: door fob)"
+
+
+def test_hiring_a_thing_asks_its_price_not_a_deed() -> None:
+    assert measured_thing("how much to hire the weaver room if im not a member") is None
+    assert measured_thing("how much to book a tennis court") is None
+    assert measured_thing("how much to collect my bike") == ("collect", "how much to collect")
 
 
 def test_a_permit_one_holds_is_not_a_thing_allowed() -> None:
