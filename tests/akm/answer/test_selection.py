@@ -3619,22 +3619,36 @@ def test_a_late_fine_is_an_overdue_charge() -> None:
     assert {"fine", "late"} <= same_sense_terms(question, "Overdue charges: DVDs £1.00 per day.")
 
 
-def test_an_annual_membership_is_not_a_monthly_one() -> None:
-    question = "how much is an annual membership at the climbing wall"
-    monthly = "| Adult monthly membership (direct debit) | £52.00 | £52.00 |"
-    assert other_variant(question, monthly) == "monthly (asked: annual)"
-    assert other_variant(question, "Monthly £52, or £520 paid yearly.") is None
-    assert other_variant("how much is the monthly fee", "The fee is £30 per month.") is None
+ANNUAL = "how much is an annual membership at the climbing wall"
+OFF_PEAK = "how much is junior off peak at the climbing wall"
+
+
+@pytest.mark.parametrize(
+    ("question", "claim", "expected"),
+    [
+        # An annual membership is not a monthly one; "yearly" is "annual".
+        (ANNUAL, "| Adult monthly membership (direct debit) | £52.00 | £52.00 |", "monthly (asked: annual)"),
+        (ANNUAL, "Monthly £52, or £520 paid yearly.", None),
+        ("how much is the monthly fee", "The fee is £30 per month.", None),
+        # "off peak" is one word, not "peak".
+        (
+            OFF_PEAK,
+            "| Peak session (roped wall and bouldering) | £11.50 | £8.00 | £9.00 |",
+            "peak (asked: offpeak)",
+        ),
+        ("whats the offpeak price", "| Off-peak | £9.00 |", None),
+    ],
+    ids=["monthly-for-annual", "both-periods", "per-month-is-monthly", "peak-for-off-peak", "off-peak-row"],
+)
+def test_another_variant_than_the_one_asked(question: str, claim: str, expected: str | None) -> None:
+    assert other_variant(question, claim) == expected
 
 
 def test_off_peak_is_one_word_that_peak_does_not_hold() -> None:
-    question = "how much is junior off peak at the climbing wall"
+    question = OFF_PEAK
     assert set(question_focus(question).weights) == {"junior", "off-pea", "climb", "wall"}
     assert "off-pea" in content_terms("| Off-peak session (weekdays) | £9.00 | £6.50 |")
     assert "off-pea" not in content_terms("| Peak session (roped wall) | £11.50 | £8.00 |")
-    peak = "| Peak session (roped wall and bouldering) | £11.50 | £8.00 | £9.00 |"
-    assert other_variant(question, peak) == "peak (asked: offpeak)"
-    assert other_variant("whats the offpeak price", "| Off-peak | £9.00 |") is None
     table = (
         "## Prices\n\n| Entry | Adult (18+) | Junior (8-17) |\n| --- | --- | --- |\n"
         "| Peak session (roped wall and bouldering) | £11.50 | £8.00 |\n"
