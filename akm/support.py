@@ -7,7 +7,10 @@ The verifier judges every claim against every directly read passage. From those 
   that quotes the aligned span of the passage (E4);
 * a claim that one row supports while another contradicts it opens a ``factual`` conflict:
   the claim is ``conflicted`` and every row involved becomes ``conflicted`` (E10), so neither
-  side wins silently;
+  side wins silently. The rows of one document revision are read as one text that does not
+  contradict itself: a row that seems to contradict a claim another row of the same document
+  supports speaks of another case (a price and the fee for missing the appointment, Gold and
+  Bronze members), so it opens no conflict and the claim's note names it;
 * a claim that cites no row (or only rows that do not support it) is attributed to the rows
   the verifier's own alignment finds, and its notes say "attributed" rather than "cited";
 * an unsupported important claim gets a required ``missingEvidence`` record, an unsupported
@@ -199,9 +202,17 @@ def apply_support(
     conflicted_rows: dict[str, list[str]] = {}
     supporting: dict[str, list[RowJudgement]] = {}
     contradicting: dict[str, list[RowJudgement]] = {}
+    # Contradictions set aside as another case of the same document (see the module's docstring).
+    other_cases: dict[str, list[RowJudgement]] = {}
+    document = {item.row.evidence_id: _document_of(item.row) for item in evidence}
     for claim in claims:
         supports = [j for j in by_claim[claim.claim_id] if j.label == "supported"]
-        against = [j for j in by_claim[claim.claim_id] if j.label == "contradicted"]
+        supporting_documents = {document[j.evidence_id] for j in supports}
+        contradictions = [j for j in by_claim[claim.claim_id] if j.label == "contradicted"]
+        against = [j for j in contradictions if document[j.evidence_id] not in supporting_documents]
+        other_cases[claim.claim_id] = [
+            j for j in contradictions if document[j.evidence_id] in supporting_documents
+        ]
         supporting[claim.claim_id], contradicting[claim.claim_id] = supports, against
         if supports and against:
             row_ids = [j.evidence_id for j in (*supports, *against)]
@@ -261,7 +272,9 @@ def apply_support(
             claim_class=claim.claim_class,
             support_row_ids=referenced,
             status=_CONTRACT_STATUS[outcome],
-            notes=_claim_note(claim, outcome, citation, judged, supports, against),
+            notes=_claim_note(
+                claim, outcome, citation, judged, supports, against, other_cases[claim.claim_id]
+            ),
         )
         assessments.append(
             ClaimAssessment(
@@ -314,6 +327,11 @@ def apply_support(
     )
 
 
+def _document_of(row: EvidenceRow) -> tuple[str, str]:
+    """The document revision a row was read from."""
+    return row.source.source_id, row.source.version.revision
+
+
 def _best_scored(judgements: Sequence[RowJudgement]) -> RowJudgement | None:
     """The judgement with the highest support score (the first one when none has a score)."""
     scored = [j for j in judgements if j.support_score is not None]
@@ -348,13 +366,17 @@ def _claim_note(
     judged: Sequence[RowJudgement],
     supports: Sequence[RowJudgement],
     against: Sequence[RowJudgement],
+    other_cases: Sequence[RowJudgement] = (),
 ) -> str:
     cited_numbers = ", ".join(f"E{number}" for number in claim.cited_evidence) or "nothing"
     head = f"cites {cited_numbers}; span {claim.start}-{claim.end} of the answer"
     if outcome == "supported":
         how = "cited" if citation == "cited" else "attributed by the verifier's alignment (not cited)"
         detail = "; ".join(f"E{j.number} supports: {j.note}" for j in supports)
-        return f"{head}; supported, {how}: {detail}"
+        aside = "".join(
+            f"; E{j.number}, of the same document, read as another case: {j.note}" for j in other_cases
+        )
+        return f"{head}; supported, {how}: {detail}{aside}"
     if outcome == "conflicted":
         detail = "; ".join(f"E{j.number} {j.label}: {j.note}" for j in (*supports, *against))
         return f"{head}; conflicted: directly read passages disagree: {detail}"

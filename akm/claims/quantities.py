@@ -132,6 +132,7 @@ def quantities(text: str) -> list[Quantity]:
     return sorted(found, key=lambda quantity: quantity.start)
 
 
+_EMPHASIS = re.compile(r"[*`]+")
 _AMBIGUOUS_MONTHS = frozenset(
     {"may", "mar", "jan", "jun", "jul", "aug", "sep", "oct", "nov", "dec", "feb", "apr"}
 )
@@ -163,7 +164,9 @@ def dated_weekdays(text: str) -> set[tuple[int, int]]:
 
 def months(text: str) -> list[int]:
     """Month numbers named in ``text``: capitalised names ("march" is a verb); 'May' and
-    abbreviations only with a day or year next to them."""
+    abbreviations only with a day, year or time next to them. Markdown emphasis is no text
+    between them: "**18:30**, May to August" names May as "18:30, May to August" does."""
+    text = _EMPHASIS.sub("", text)
     named: list[int] = []
     for match in MONTH.finditer(text):
         surface = match.group("month")

@@ -192,22 +192,40 @@ def check_quantity_clauses(claim: str, content: list[Word], passage: str, span: 
     names 3.10. So when the clause holding most of the claim's other content words states a number
     of the same unit that the claim does not, and not the claim's own, the claim is not supported.
     """
+    return _number_of_main_part(
+        claim, content, passage, clause_bounds(passage, span.start, span.end), whole=False
+    )
+
+
+def check_quantity_sentences(claim: str, content: list[Word], passage: str, span: TextSpan) -> QuantityCheck:
+    """A claim wholly about one sentence (or list entry) of a window must not take its number from
+    another: "Sunday series: first start at 18:30" is not supported by a Sunday entry at 10:30
+    beside a Wednesday entry at 18:30. A claim that joins sentences ("Tessel 4.2 needs Python 3.11",
+    the version from one and what it needs from the next) is not wholly about either."""
+    bounds = [TextSpan(first, last) for first, last in statement_bounds(passage, span.start, span.end)]
+    return _number_of_main_part(claim, content, passage, bounds, whole=True)
+
+
+def _number_of_main_part(
+    claim: str, content: list[Word], passage: str, parts: list[TextSpan], *, whole: bool
+) -> QuantityCheck:
+    """The check of `check_quantity_clauses` over ``parts``; with ``whole``, only where the part
+    holding most of the claim's other content words holds all of them."""
     claimed = quantities(claim)
-    if not claimed:
-        return QuantityCheck("agree", "")
-    clauses = clause_bounds(passage, span.start, span.end)
-    if len(clauses) < 2:
+    if not claimed or len(parts) < 2:
         return QuantityCheck("agree", "")
     inside = [(quantity.start, quantity.end) for quantity in claimed]
     plain = [word for word in content if not any(start <= word.start < end for start, end in inside)]
     if not plain:
         return QuantityCheck("agree", "")
 
-    def held(clause: TextSpan) -> int:
-        forms = form_set(words(passage, clause.start, clause.end))
+    def held(part: TextSpan) -> int:
+        forms = form_set(words(passage, part.start, part.end))
         return sum(1 for word in plain if word_found(word, forms))
 
-    main = max(clauses, key=held)
+    main = max(parts, key=held)
+    if whole and held(main) < len(plain):
+        return QuantityCheck("agree", "")
     stated = quantities(main.slice(passage))
     for quantity in claimed:
         if _claim_quantity_found(quantity, stated):
@@ -221,13 +239,16 @@ def check_quantity_clauses(claim: str, content: list[Word], passage: str, span: 
         if rivals:
             said = main.slice(passage)
             rival = said[rivals[0].start : rivals[0].end]
+            what = "sentence" if whole else "clause"
             return QuantityCheck(
                 "missing",
-                f"claim says {claim[quantity.start : quantity.end]!r} where the passage's clause says {rival!r}",
+                f"claim says {claim[quantity.start : quantity.end]!r} where the passage's {what} says {rival!r}",
             )
     return QuantityCheck("agree", "")
 
 
+# Markdown emphasis and code marks: no text of a quote (see LexicalClaimVerifier.literal_alignment).
+_EMPHASIS = re.compile(r"[*`]+")
 # Where the parts of a sentence that pair days part: a stop, a semicolon or colon, ", and", ", or".
 _PAIR_BREAK = re.compile(r"[;:.!?]|,\s*(?:and|or|but|while|whereas)\b|\bwhereas\b", re.IGNORECASE)
 
@@ -422,14 +443,23 @@ class LexicalClaimVerifier:
         An answer that copies a sentence or a clause of its evidence is judged on the sentences
         it was copied from: its words stand in the passage's own relation, and a hedge or a
         report around the copied clause is still seen.
+
+        Markdown emphasis is no text ("first start at **18:30**" is quoted as "first start at
+        18:30"), and a table row ("| Under 18 | £9.00 | £7.00 |") is also found as the line of a
+        table laid out with spaces ("Under 18      £9.00      £7.00").
         """
-        core = " ".join(claim.split()).rstrip(" .;:!")
+        core = " ".join(_EMPHASIS.sub("", claim).split()).rstrip(" .;:!")
         if len(words(core)) < 3:
             return None
+        cores = [core]
+        if core.startswith("|") and core.endswith("|"):
+            cores.append(" ".join(cell.strip() for cell in core.strip("|").split("|") if cell.strip()))
         flat_chars: list[str] = []
         offsets: list[int] = []
         previous_space = False
         for offset, char in enumerate(passage):
+            if char in "*`":
+                continue
             if char.isspace():
                 if previous_space:
                     continue
@@ -438,7 +468,10 @@ class LexicalClaimVerifier:
                 previous_space = False
             flat_chars.append(char.lower())
             offsets.append(offset)
-        at = "".join(flat_chars).find(core.lower())
+        flat = "".join(flat_chars)
+        at, core = next(
+            ((flat.find(text.lower()), text) for text in cores if text.lower() in flat), (-1, core)
+        )
         if at == -1:
             return None
         start, end = offsets[at], offsets[at + len(core) - 1] + 1
@@ -468,7 +501,7 @@ class LexicalClaimVerifier:
         if not content:
             # "| D | £68,001 to £88,000 | £2,247.84 |": a table row of a band's letter and figures
             # says what its cells say; it is checked as the quote of the passage it is, or not at all.
-            cells = row_cell_words(claim, claim_words)
+            cells = row_cell_words(claim, claim_words) or row_words(claim, claim_words)
             if cells and literal is not None:
                 return self._judge(claim, claim_words, cells, passage, *literal)
             return SupportJudgement(
@@ -531,6 +564,8 @@ class LexicalClaimVerifier:
             quantity = check_quantities_together(claim, window_text)
         if quantity.outcome == "agree" and not literal:
             quantity = check_quantity_clauses(claim, content, passage, read)
+        if quantity.outcome == "agree" and not literal and alignment.sentences > 1:
+            quantity = check_quantity_sentences(claim, content, passage, read)
         if quantity.outcome == "agree" and not literal:
             quantity = check_day_pairs(claim, window_text)
         record("quantity", quantity.detail if quantity.outcome != "agree" else None)
@@ -775,6 +810,14 @@ class LexicalClaimVerifier:
                 True,
             )
         return "", (), False
+
+
+def row_words(claim: str, claim_words: list[Word]) -> list[Word]:
+    """The words of a table row's claim that are no figures ("Under" in "| Under 18 | £9.00 |"),
+    or none when the claim is no table row."""
+    if not (claim.strip().startswith("|") and claim.strip().endswith("|")):
+        return []
+    return [word for word in claim_words if not is_number(word)]
 
 
 def row_cell_words(claim: str, claim_words: list[Word]) -> list[Word]:

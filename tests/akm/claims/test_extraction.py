@@ -220,8 +220,21 @@ def test_markdown_headings_lead_ins_and_emphasis() -> None:
         ("It may rain.", []),
         ("Due 3 May.", [5]),
         ("In Jan 2020 and on 2021-07-04.", [1, 7]),
+        ("First start at 18:30, May to August", [5, 8]),
+        ("First start at **18:30**, May to August", [5, 8]),
+        ("You **may** book online.", []),
     ],
-    ids=["month-year", "month-alone", "verb-march", "modal-may", "day-may", "abbreviation-and-iso"],
+    ids=[
+        "month-year",
+        "month-alone",
+        "verb-march",
+        "modal-may",
+        "day-may",
+        "abbreviation-and-iso",
+        "may-beside-a-time",
+        "may-beside-an-emphasised-time",
+        "emphasised-modal-may",
+    ],
 )
 def test_months(text: str, expected: list[int]) -> None:
     assert months(text) == expected

@@ -596,6 +596,60 @@ def test_a_table_row_of_a_letter_and_figures_is_checked_as_a_quote() -> None:
     assert verifier.verify("£2,247.84", passage).label == "insufficient"
 
 
+PRICES = (
+    "TICKET PRICES (per ticket)\n--------------------------\n"
+    "                          Main House    Studio\n"
+    "  Adult                   £16.00        £12.00\n"
+    "  Under 18                £9.00         £7.00\n"
+    "  Preview night (all)     £10.00        £8.00\n"
+)
+RACING = (
+    "## Racing\n\n- Wednesday evening series: first start at **18:30**, May to August\n"
+    "- Sunday series: first start at **10:30**, April to October\n"
+    "- Handicaps use the RYA Portsmouth Yardstick list\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "label"),
+    [
+        # A row of a table laid out with spaces, quoted as a Markdown row of its cells.
+        ("| Under 18 | £9.00 | £7.00 |", PRICES, "supported"),
+        ("| Adult | £16.00 | £12.00 |", PRICES, "supported"),
+        ("| Under 18 | £7.00 | £9.00 |", PRICES, "insufficient"),
+        ("| Under 18 | £9.00 | £8.00 |", PRICES, "insufficient"),
+        ("| Under 16 | £9.00 | £7.00 |", PRICES, "insufficient"),
+        # A list entry quoted through its emphasis, each entry with its own time.
+        ("Wednesday evening series: first start at 18:30, May to August", RACING, "supported"),
+        ("Sunday series: first start at 10:30, April to October", RACING, "supported"),
+        ("Wednesday evening series: first start at 10:30, May to August", RACING, "insufficient"),
+        ("Sunday series: first start at 18:30", RACING, "insufficient"),
+        ("Wednesday evening series: first start at 10:30", RACING, "insufficient"),
+    ],
+    ids=[
+        "row",
+        "another-row",
+        "figures-swapped",
+        "another-figure",
+        "another-label",
+        "wednesday",
+        "sunday",
+        "wednesday-at-sunday-s-time",
+        "sunday-at-wednesday-s-time",
+        "no-months",
+    ],
+)
+def test_a_quote_of_a_spaced_table_or_an_emphasised_entry(
+    claim: str, passage: str, label: SupportLabel
+) -> None:
+    """Markdown emphasis is no text of a quote, a spaced table's line is a row, and an entry's number
+    is not taken from the entry beside it."""
+    judgement = LexicalClaimVerifier().verify(claim, passage)
+    assert judgement.label == label, judgement.note
+    if label == "supported" and claim.endswith(("August", "|")):
+        assert judgement.note.startswith("the claim quotes the passage"), judgement.note
+
+
 def test_days_paired_in_a_claim_must_be_paired_so_in_the_passage() -> None:
     verifier = LexicalClaimVerifier()
     passage = (

@@ -70,7 +70,11 @@ def test_support_threshold_setting_from_the_environment(monkeypatch: pytest.Monk
 
 
 def _read(number: int, passage: str) -> ReadEvidence:
-    row: Any = SimpleNamespace(evidence_id=f"row-{number}", verification=SimpleNamespace(state="direct-read"))
+    row: Any = SimpleNamespace(
+        evidence_id=f"row-{number}",
+        verification=SimpleNamespace(state="direct-read"),
+        source=SimpleNamespace(source_id=f"source-{number}", version=SimpleNamespace(revision="r1")),
+    )
     return ReadEvidence(number=number, row=row, passage=passage)
 
 
