@@ -90,6 +90,7 @@ from akm.answer.selection import (
     question_similarities,
     same_sense_terms,
     says_code,
+    spanned_count,
     spanned_days,
     spanned_duration,
     states_instead,
@@ -454,6 +455,8 @@ def check_responsiveness(
             - other_unit_numbers(focus.question, claim.text)
             | measured_terms(focus.question, claim.text)
             | spanned_duration(focus.question, claim.columns)
+            # "4 to 6 items" speaks of 5 items.
+            | spanned_count(focus.question, f"{claim.text} {claim.columns}")
             | column_band_terms(focus.question, claim.text, claim.columns)
             # Days the claim limits the thing to answer whether on another ("Saturdays and Sundays
             # only" for a Friday); only in the claim's check, so that it does not draw to the
@@ -554,7 +557,7 @@ def check_responsiveness(
                 or other_variant_row(focus.question, claim.text, claim.columns, claim.context)
                 or other_duration(focus.question, claim.text, claim.context)
                 or other_length(focus.question, claim.text)
-                or other_numbered(focus.question, claim.text)
+                or other_numbered(focus.question, claim.text, claim.heading, claim.title)
                 or _unmeasured(focus, with_context)
                 or other_noun(focus.question, claim.text)
                 # A price asked of a day ("an adult swim on a saturday") differs by day as often

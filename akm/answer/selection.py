@@ -342,6 +342,9 @@ _STOPWORDS = frozenset(
         "plz",
         "thx",
         "w",
+        # The asker's word for whom they ask: "do u guys clean windows when its raining".
+        "guys",
+        "yall",
         # Greetings and thanks: "hi whats the price for an adult swim".
         "hi",
         "hello",
@@ -3010,8 +3013,14 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
             )
         ):
             continue
+        # A short form is its full word ("bday cake" is a birthday cake).
+        asked_forms = _same_as(stem(modifier)) | _same_as(stem(_base_form(modifier)))
+        # A claim that names the asked kind itself speaks of it ("A written prescription ... costs
+        # £18.50"), whatever its heading names beside.
+        if any((same, stem(noun)) in _claim_pairs(claim) for same in asked_forms):
+            continue
         words = said
-        if any((same, stem(noun)) in pairs for same in _same_as(stem(modifier))):
+        if any((same, stem(noun)) in pairs for same in asked_forms):
             # The passage speaks of the asked kind too: only the claim's own words can name another
             # ("Each Intercity train has 8 bike spaces" for a regional train, beside "Regional trains
             # take bikes subject to space").
@@ -3037,13 +3046,18 @@ def other_kind(question: str, claim: str, context: str, heading: str = "") -> st
                 and before.lower() not in _QUANTIFIERS
                 and not _NUMBER_WORD.fullmatch(before)
                 and stem(before) != stem(noun)
-                and stem(before) not in _same_as(stem(modifier))
+                and stem(before) not in asked_forms
                 and stem(before) not in asked_otherwise
                 and not MONTH.fullmatch(before)
                 and not before.lower().endswith(("'s", "’s", "s'", "s’"))
             ):
                 return f"{before.lower()} {word} (asked: {modifier.lower()} {noun})"
     return None
+
+
+def _claim_pairs(claim: str) -> set[tuple[str, str]]:
+    """The stems of each two adjacent words of the claim."""
+    return {(stem(before), stem(word)) for before, word in _adjacent_words(claim)}
 
 
 def _same_noun(word: str, noun: str) -> bool:
@@ -3293,16 +3307,21 @@ def _numbered(text: str) -> Iterator[tuple[str, int, int, str]]:
         yield stem(_base_form(noun)), low, high, match.group()
 
 
-def other_numbered(question: str, claim: str) -> str | None:
+def other_numbered(question: str, claim: str, heading: str = "", title: str = "") -> str | None:
     """The other one of a numbered kind a claim speaks of, when the question picks one by its number
     ("how much are swimming lessons for stage 6") and the claim gives that noun only with other
     numbers ("| Stages 1–2 | 6 | £29.50 |": its "6" is a count of pupils). Returned as "Stages 1–2
     (asked: stage 6)"; None when the claim names the asked one, or a run that holds it, or never
-    numbers the noun."""
+    numbers the noun. A claim that never numbers the noun speaks of the one its heading or its
+    document's title numbers: "At 3% the band saves your data" in the FAQ titled "PulseBand 4 and
+    PulseBand 4 Pro" does not answer what the old PulseBand 3 does."""
     for noun, number, _, asked in _numbered(question):
-        said = [(low, high, written) for other, low, high, written in _numbered(claim) if other == noun]
-        if said and not any(low <= number <= high for low, high, _ in said):
-            return f"{said[0][2]} (asked: {asked})"
+        for text in (claim, f"{heading}\n{title}"):
+            said = [(low, high, written) for other, low, high, written in _numbered(text) if other == noun]
+            if said and not any(low <= number <= high for low, high, _ in said):
+                return f"{said[0][2]} (asked: {asked})"
+            if said:
+                break
     # A kind picked by its letter: "how much council tax for a band c house" is not answered by a
     # charge "at Band D".
     for match in _LETTERED.finditer(question):
@@ -3349,6 +3368,17 @@ _PRICED_DEED = re.compile(
 _PAYING_DEEDS = frozenset({"hire", "rent", "book", "buy", "use", "get", "reserve", "join"})
 
 
+# "how much notice do ...", "how much deposit is ...": the amount of a thing named right after.
+_HOW_MUCH_OF = re.compile(
+    r"\bhow\s+much\s+(?P<thing>[A-Za-z][\w'’-]*)\s+(?:do|does|did|is|are|r|will|would|wd|can|should|must|shall|has|have)\b",
+    re.IGNORECASE,
+)
+# Amounts that name no thing of the passage: "how much time do i have", "how much more is it".
+_UNNAMED_AMOUNTS = frozenset(
+    {"time", "money", "more", "less", "extra", "longer", "roughly", "exactly", "approx"}
+)
+
+
 def measured_thing(question: str) -> tuple[str, str] | None:
     """The thing a "how much is ..." or "how warm is ..." question asks a measure of, as (the stem of
     its last word, the question's words up to it): "how much is school dinner for my yr 4 son" gives
@@ -3356,6 +3386,14 @@ def measured_thing(question: str) -> tuple[str, str] | None:
     cost", "how long is it"). Of a deed priced, its verb: "how much does Harbourside charge to spay
     a rabbit" gives ("spay", "how much does harbourside charge to spay")."""
     match = _MEASURED_THING.search(question)
+    named = _HOW_MUCH_OF.search(question)
+    if match is None and named is not None:
+        # "how much notice do u need to book a party" asks an amount of notice.
+        thing = named.group("thing").lower()
+        if thing not in _STOPWORDS | _UNNAMED_AMOUNTS and stem(thing) not in MEASURE_TERMS:
+            return stem(_base_form(thing)), " ".join(
+                question[named.start() : named.end("thing")].lower().split()
+            )
     if match is None:
         deed = _PRICED_DEED.search(question)
         if deed is None or deed.group("thing").lower() in _STOPWORDS | _PAYING_DEEDS:
@@ -3716,6 +3754,28 @@ def within_a_range(number: str, text: str) -> bool:
     return any(
         float(low) <= value <= float(high) and float(low) < float(high) for low, high in _RANGE.findall(text)
     )
+
+
+# A range of whole numbers and what it counts: "4 to 6 items", "2-3 bedrooms".
+_COUNTED_RANGE = re.compile(
+    r"(?<![\d.,£$€])(?P<low>\d+)\s*(?:–|—|-|to)\s*(?P<high>\d+)(?![\d.,])\s*(?P<noun>[A-Za-z][A-Za-z'’]*)"
+)
+
+
+def spanned_count(question: str, text: str) -> set[str]:
+    """The numbers of things the question counts ("5 items") where ``text`` gives a range of the
+    same things that holds it ("| 4 to 6 items | £45.00 |"): the range speaks of it."""
+    ranges = [
+        (int(match.group("low")), int(match.group("high")), stem(_base_form(match.group("noun"), "2")))
+        for match in _COUNTED_RANGE.finditer(text)
+    ]
+    return {
+        number
+        for number, noun in _counted(question)
+        if noun is not None
+        and number.isdigit()
+        and any(low <= int(number) <= high and noun == counted for low, high, counted in ranges)
+    }
 
 
 # A bound on an amount: "Over EUR 2,500", "up to £500", "more than 3 nights".

@@ -48,6 +48,7 @@ from akm.answer.selection import (
     read_as_typed,
     same_sense_terms,
     select_evidence,
+    spanned_count,
     spanned_days,
     spanned_duration,
     states_instead,
@@ -2375,6 +2376,33 @@ def test_a_numbered_kind_is_answered_by_that_number_or_a_run_that_holds_it() -> 
     assert other_numbered("is it over 18s only", "Under 16s must be with an adult.") is None
 
 
+def test_a_claim_that_numbers_no_kind_speaks_of_the_one_its_heading_or_title_numbers() -> None:
+    question = "whats the battery life on the old pulseband 3"
+    claim = "At 3% the band saves your data and turns off."
+    title = "PulseBand 4 and PulseBand 4 Pro - Frequently Asked Questions"
+    assert other_numbered(question, claim, "Battery", title) == "PulseBand 4 (asked: pulseband 3)"
+    responsive, reason = _responds(question, claim, heading=title)
+    assert not responsive and "PulseBand 4 (asked: pulseband 3)" in reason, reason
+    # The asked one in the title, or a claim that numbers the kind itself, decides.
+    assert other_numbered("battery life of the pulseband 4 pro", claim, "Battery", title) is None
+    assert other_numbered(question, "The PulseBand 3 lasts 5 days.", "Battery", title) is None
+    assert other_numbered("how much r lessons for stage 6", "Lessons are £8.", "Stages 5 to 7", "") is None
+
+
+def test_a_count_inside_a_range_of_the_same_things_is_there() -> None:
+    question = "how much to get 5 items collected by the council"
+    assert spanned_count(question, "| 4 to 6 items | £45.00 | £22.50 |") == {"5"}
+    assert spanned_count(question, "| 1 to 3 items | £30.00 | £15.00 |") == set()
+    assert spanned_count(question, "| 4 to 6 weeks | £45.00 |") == set()
+    assert spanned_count("how much for a 3 bedroom house", "2-4 bedrooms: £300") == {"3"}
+    columns = "| Number of items | Standard price | Concession price |"
+    row = "| 4 to 6 items | £45.00 | £22.50 |"
+    context = f"The council collects bulky waste from your home.\n{columns}\n| --- | --- | --- |\n{row}"
+    heading = "Council bulky waste collection"
+    responsive, reason = _responds(question, row, context=context, heading=heading, columns=columns)
+    assert responsive and "lacks get)" in reason, reason
+
+
 def test_a_kind_picked_by_its_letter_is_not_answered_by_another_letter() -> None:
     question = "i live by myself in a band c house, how much council tax will i pay this yr"
     assert (
@@ -2488,6 +2516,32 @@ def test_the_thing_a_price_or_measure_is_asked_of_must_be_named_where_the_answer
         stem("permit"),
         "how much does a day permit",
     )
+    # An amount of a thing named right after "how much".
+    notice = "how much notice do u need to book a kids party at kingpin"
+    assert measured_thing(notice) == (stem("notice"), "how much notice")
+    responsive, reason = _responds(
+        notice, "Our kids' parties are for children aged 4 and over.", heading="Parties"
+    )
+    assert not responsive and "no notice (asked: how much notice)" in reason, reason
+    booking = "Please book kids' parties at least 48 hours in advance; we need this notice to arrange a host."
+    assert _responds(notice, booking, heading="Parties")[0]
+    assert measured_thing("how much deposit do i pay") == (stem("deposit"), "how much deposit")
+    # Time and money name no thing a passage must say; "do" is no thing.
+    assert measured_thing("how much time do i have to cancel") is None
+    assert measured_thing("how much do u charge for a dog spay") is None
+
+
+def test_words_a_question_is_typed_with_name_no_kind() -> None:
+    # "u guys" says whom the question asks.
+    assert stem("guys") not in question_focus("do u guys clean windows when its raining").weights
+    # A claim that names the asked kind speaks of it, whatever its heading names beside.
+    claim = "A written prescription, if you prefer to buy medicines online, costs £18.50 for the first item."
+    question = "i want to buy my cats meds online how much is a written prescription"
+    assert other_kind(question, claim, claim, "Hollybank price guide Prescriptions") is None
+    # A short form is its full word.
+    cake = "You are welcome to bring your own birthday cake, and we will store it in the diner fridge."
+    assert other_kind("can we bring our own bday cake to the party", cake, cake) is None
+    assert other_kind("can we bring our own bday cake to the party", "Wedding cakes are £90.", "") is not None
 
 
 def test_a_distance_inside_a_band_of_distances_is_stated() -> None:
