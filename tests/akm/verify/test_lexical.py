@@ -339,6 +339,18 @@ def test_any_text_gets_a_label_and_a_span_inside_the_passage(claim: str, passage
 
 RELEASE = "Tessel 4.2 was released on 14 March 2026. It needs Python 3.11 or newer; Python 3.10 is no longer supported."
 SHIP = "The Marigold was sold to a Norwegian owner in 1923 and renamed Solveig. She sank in a storm in the North Sea in 1931."
+PRICES = (
+    "TICKET PRICES (per ticket)\n--------------------------\n"
+    "                          Main House    Studio\n"
+    "  Adult                   £16.00        £12.00\n"
+    "  Under 18                £9.00         £7.00\n"
+    "  Preview night (all)     £10.00        £8.00\n"
+)
+RACING = (
+    "## Racing\n\n- Wednesday evening series: first start at **18:30**, May to August\n"
+    "- Sunday series: first start at **10:30**, April to October\n"
+    "- Handicaps use the RYA Portsmouth Yardstick list\n"
+)
 
 
 @pytest.mark.parametrize(
@@ -353,6 +365,19 @@ SHIP = "The Marigold was sold to a Norwegian owner in 1923 and renamed Solveig. 
         ("The Marigold in 1931 was sold to a Norwegian owner in 1923.", SHIP, "contradicted"),
         ("The Marigold was sold to a Norwegian owner in 1923.", SHIP, "supported"),
         ("She sank in a storm in the North Sea in 1931.", SHIP, "supported"),
+        # A row of a table laid out with spaces, quoted as a Markdown row of its cells: its figures
+        # in their order, under its own label.
+        ("| Under 18 | £9.00 | £7.00 |", PRICES, "supported"),
+        ("| Adult | £16.00 | £12.00 |", PRICES, "supported"),
+        ("| Under 18 | £7.00 | £9.00 |", PRICES, "insufficient"),
+        ("| Under 18 | £9.00 | £8.00 |", PRICES, "insufficient"),
+        ("| Under 16 | £9.00 | £7.00 |", PRICES, "insufficient"),
+        # A list entry quoted through its emphasis, each entry with its own time.
+        ("Wednesday evening series: first start at 18:30, May to August", RACING, "supported"),
+        ("Sunday series: first start at 10:30, April to October", RACING, "supported"),
+        ("Wednesday evening series: first start at 10:30, May to August", RACING, "insufficient"),
+        ("Sunday series: first start at 18:30", RACING, "insufficient"),
+        ("Wednesday evening series: first start at 10:30", RACING, "insufficient"),
     ],
     ids=[
         "number-from-another-clause",
@@ -361,6 +386,16 @@ SHIP = "The Marigold was sold to a Norwegian owner in 1923 and renamed Solveig. 
         "years-of-two-sentences",
         "sale-year",
         "sinking-year",
+        "spaced-row",
+        "another-spaced-row",
+        "row-figures-swapped",
+        "row-another-figure",
+        "row-another-label",
+        "wednesday-entry",
+        "sunday-entry",
+        "wednesday-at-sunday-s-time",
+        "sunday-at-wednesday-s-time",
+        "entry-time-without-months",
     ],
 )
 def test_a_claim_s_numbers_come_from_what_it_states(claim: str, passage: str, label: SupportLabel) -> None:
@@ -596,57 +631,16 @@ def test_a_table_row_of_a_letter_and_figures_is_checked_as_a_quote() -> None:
     assert verifier.verify("£2,247.84", passage).label == "insufficient"
 
 
-PRICES = (
-    "TICKET PRICES (per ticket)\n--------------------------\n"
-    "                          Main House    Studio\n"
-    "  Adult                   £16.00        £12.00\n"
-    "  Under 18                £9.00         £7.00\n"
-    "  Preview night (all)     £10.00        £8.00\n"
-)
-RACING = (
-    "## Racing\n\n- Wednesday evening series: first start at **18:30**, May to August\n"
-    "- Sunday series: first start at **10:30**, April to October\n"
-    "- Handicaps use the RYA Portsmouth Yardstick list\n"
-)
-
-
-@pytest.mark.parametrize(
-    ("claim", "passage", "label"),
-    [
-        # A row of a table laid out with spaces, quoted as a Markdown row of its cells.
-        ("| Under 18 | £9.00 | £7.00 |", PRICES, "supported"),
-        ("| Adult | £16.00 | £12.00 |", PRICES, "supported"),
-        ("| Under 18 | £7.00 | £9.00 |", PRICES, "insufficient"),
-        ("| Under 18 | £9.00 | £8.00 |", PRICES, "insufficient"),
-        ("| Under 16 | £9.00 | £7.00 |", PRICES, "insufficient"),
-        # A list entry quoted through its emphasis, each entry with its own time.
-        ("Wednesday evening series: first start at 18:30, May to August", RACING, "supported"),
-        ("Sunday series: first start at 10:30, April to October", RACING, "supported"),
-        ("Wednesday evening series: first start at 10:30, May to August", RACING, "insufficient"),
-        ("Sunday series: first start at 18:30", RACING, "insufficient"),
-        ("Wednesday evening series: first start at 10:30", RACING, "insufficient"),
-    ],
-    ids=[
-        "row",
-        "another-row",
-        "figures-swapped",
-        "another-figure",
-        "another-label",
-        "wednesday",
-        "sunday",
-        "wednesday-at-sunday-s-time",
-        "sunday-at-wednesday-s-time",
-        "no-months",
-    ],
-)
-def test_a_quote_of_a_spaced_table_or_an_emphasised_entry(
-    claim: str, passage: str, label: SupportLabel
-) -> None:
-    """Markdown emphasis is no text of a quote, a spaced table's line is a row, and an entry's number
-    is not taken from the entry beside it."""
-    judgement = LexicalClaimVerifier().verify(claim, passage)
-    assert judgement.label == label, judgement.note
-    if label == "supported" and claim.endswith(("August", "|")):
+def test_a_spaced_table_row_and_an_emphasised_entry_are_quotes() -> None:
+    """Markdown emphasis is no text of a quote, and a spaced table's line is the row of its cells
+    (the other cases of these passages are in the table of `test_a_claim_s_numbers_come_from_what_it_states`)."""
+    verifier = LexicalClaimVerifier()
+    for claim, passage in [
+        ("| Under 18 | £9.00 | £7.00 |", PRICES),
+        ("Wednesday evening series: first start at 18:30, May to August", RACING),
+    ]:
+        judgement = verifier.verify(claim, passage)
+        assert judgement.label == "supported", judgement.note
         assert judgement.note.startswith("the claim quotes the passage"), judgement.note
 
 
