@@ -85,6 +85,7 @@ from akm.answer.selection import (
     other_variant,
     other_variant_row,
     permission_terms,
+    priced_object,
     question_codes,
     question_names,
     question_similarities,
@@ -412,13 +413,16 @@ def _row_key(line: str) -> str:
 
 
 def _unmeasured(focus: QuestionFocus, with_context: set[str]) -> str | None:
-    """The thing a "how much is ..." or "how warm is ..." question asks of, when neither the claim
-    nor its passage and headings name it: "how much is school dinner" is not answered by the price
-    of breakfast club, nor "how warm is the jacuzzi" by the learner pool's temperature."""
-    thing = measured_thing(focus.question)
-    if thing is None or thing[0] in with_context:
-        return None
-    return f"no {thing[1].split()[-1]} (asked: {thing[1]})"
+    """The thing a "how much is ..." or "how warm is ..." question asks of, or what a priced deed is
+    done to, when neither the claim nor its passage and headings name it: "how much is school
+    dinner" is not answered by the price of breakfast club, nor "how warm is the jacuzzi" by the
+    learner pool's temperature."""
+    # And what a priced deed is done to: "how much to fit a child seat" is not answered by "Fit a new
+    # chain", whose passage names no seat.
+    for thing in (measured_thing(focus.question), priced_object(focus.question)):
+        if thing is not None and thing[0] not in with_context:
+            return f"no {thing[1].split()[-1]} (asked: {thing[1]})"
+    return None
 
 
 def check_responsiveness(

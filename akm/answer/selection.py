@@ -342,9 +342,23 @@ _STOPWORDS = frozenset(
         "plz",
         "thx",
         "w",
-        # The asker's word for whom they ask: "do u guys clean windows when its raining".
+        # The same for function words: "is the car wash open on sundays n what times", "hw much",
+        # "wud it cost more", "abt the deposit".
+        "n",
+        "hw",
+        "wud",
+        "cud",
+        "shud",
+        "abt",
+        "please",
+        "lol",
+        "tbh",
+        "btw",
+        # The asker's word for whom they ask: "do u guys clean windows when its raining", "can our
+        # dog stay in the bell tent with us".
         "guys",
         "yall",
+        "us",
         # Greetings and thanks: "hi whats the price for an adult swim".
         "hi",
         "hello",
@@ -1301,7 +1315,19 @@ _OFF_PEAK = re.compile(r"\boff[\s-]?peak\b", re.IGNORECASE)
 _JOINED_COMPOUND = re.compile(r"\b(off)[\s-]?(peak)\b|\b(after|before)[\s-]?(school)\b", re.IGNORECASE)
 
 
+# "as well" and "as well as" say "too" and "and": "can u do inside windows as well" is not about wells.
+_AS_WELL = re.compile(r"\bas\s+well\b", re.IGNORECASE)
+# "b4" as typed is "before", not a 4.
+_BEFORE_TYPED = re.compile(r"\bb4\b", re.IGNORECASE)
+# A count spelt out is its figure too: "2 piece suit" meets "Two-piece suit".
+_CARDINALS = {
+    "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9",
+    "ten": "10", "eleven": "11", "twelve": "12", "twenty": "20",
+}  # fmt: skip
+
+
 def _joined_compounds(text: str) -> str:
+    text = _BEFORE_TYPED.sub("before", _AS_WELL.sub(" ", text))
     return _JOINED_COMPOUND.sub(lambda match: "-".join(part for part in match.groups() if part), text)
 
 
@@ -1316,8 +1342,10 @@ def content_terms(text: str) -> list[str]:
         if before.isdigit() and word.lower() in _ORDINAL_ENDINGS:
             before = word
             continue  # "28th": the number is the term
-        if word.lower() not in _STOPWORDS:
+        # A short form of a function word is one too: "thru" is "through".
+        if word.lower() not in _STOPWORDS and _base_form(word, before).lower() not in _STOPWORDS:
             terms.append(stem(_base_form(word, before)))
+        terms.extend(_CARDINALS[part.lower()] for part in _PART.findall(word) if part.lower() in _CARDINALS)
         if "-" in word.strip("-"):
             terms.extend(stem(part) for part in _PART.findall(word) if part.lower() not in _STOPWORDS)
             # "e-bike" is also written "ebike".
@@ -1506,8 +1534,11 @@ def _focus_weights(question: str) -> dict[str, float]:
     dated = _DATE_QUESTION.search(question)
     asked_with = dated.group().split()[-1].lower() if dated and len(dated.group().split()) > 1 else None
     for index, word in enumerate(words):
-        if word.lower() in _STOPWORDS | _EVERYDAY or (
-            index and words[index - 1].isdigit() and word.lower() in _ORDINAL_ENDINGS
+        if (
+            word.lower() in _STOPWORDS | _EVERYDAY
+            or (index and words[index - 1].isdigit() and word.lower() in _ORDINAL_ENDINGS)
+            # A short form of a function word is one too: "thru" is "through".
+            or full_form(word) in _STOPWORDS
         ):
             continue
         if asked_with is not None and word.lower() == asked_with:
@@ -3361,6 +3392,52 @@ _PRICED_DEED = re.compile(
     r"to\s+(?P<thing>[a-z]{3,})\b",
     re.IGNORECASE,
 )
+
+
+# What the priced deed is done to: "how much to fit a child seat on my bike" prices fitting a child
+# seat, which "Fit a new chain" does not; the object runs up to a word that leads on to where, when
+# or for whom, or to the end of the clause.
+_DEED_OBJECT = re.compile(
+    r"(?P<object>(?:[\w'’-]+\s+){0,4}?[A-Za-z][\w'’-]*)"
+    r"(?=\s+(?:on|at|for|in|into|onto|from|with|to|by|per|if|when|before|after|off|up|out|over|while|so|"
+    r"and|or|but|pls|please)\b|\s*[?,.!;]|\s*$)",
+    re.IGNORECASE,
+)
+# Words of an object that say which or whose, not what: "a", "my", "the old", "4".
+_OBJECT_LEAD = frozenset({"a", "an", "the", "my", "our", "your", "his", "her", "their", "this", "that", "these",
+                          "those", "some", "any", "new", "old", "another", "extra", "each", "every"})  # fmt: skip
+_TIME_SPANS = re.compile(rf"(?:{_UNIT_WORDS}|nights?|all|whole|full|half)", re.IGNORECASE)
+
+
+def priced_object(question: str) -> tuple[str, str] | None:
+    """What a priced deed is done to, as (the stem of its last word, the question's words up to
+    it): "how much to fit a child seat on my bike" gives ("seat", "how much to fit a child seat");
+    None when the deed names no object ("how much to park all day", "how much to put it up")."""
+    deed = _PRICED_DEED.search(question)
+    if deed is None:
+        return None
+    rest = question[deed.end() :]
+    # "get rid of 4 old tyres": the tyres are what is priced.
+    rid = re.match(r"\s+rid\s+of\b", rest, re.IGNORECASE)
+    offset = deed.end() + (rid.end() if rid else 0)
+    match = _DEED_OBJECT.match(question[offset:].lstrip())
+    if match is None:
+        return None
+    words = [
+        word
+        for word in match.group("object").split()
+        if word.lower() not in _OBJECT_LEAD and not _NUMBER.search(word) and not _NUMBER_WORD.fullmatch(word)
+    ]
+    # "get 5 items collected": the items, not their collecting.
+    if len(words) > 1 and words[-1].lower().endswith("ed"):
+        words.pop()
+    if not words:
+        return None
+    head = words[-1].lower()
+    if head in _STOPWORDS or _TIME_SPANS.fullmatch(head) or stem(head) in MEASURE_TERMS:
+        return None
+    start = offset + (len(question[offset:]) - len(question[offset:].lstrip()))
+    return stem(_base_form(head)), " ".join(question[deed.start() : start + match.end()].lower().split())
 
 
 # Deeds that only pay for a thing: "how much to hire the weaver room" asks the room's price, which a

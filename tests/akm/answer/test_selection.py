@@ -42,6 +42,7 @@ from akm.answer.selection import (
     other_variant,
     other_variant_row,
     permission_terms,
+    priced_object,
     question_codes,
     question_focus,
     rated_amounts,
@@ -2531,9 +2532,44 @@ def test_the_thing_a_price_or_measure_is_asked_of_must_be_named_where_the_answer
     assert measured_thing("how much do u charge for a dog spay") is None
 
 
+def test_what_a_priced_deed_is_done_to_must_be_named_where_the_answer_is() -> None:
+    question = "how much to fit a child seat on my bike at spokes n sprockets"
+    assert priced_object(question) == ("seat", "how much to fit a child seat")
+    chain = "| Fit a new chain | £10 plus parts |"
+    responsive, reason = _responds(
+        question, chain, heading="Spokes and Sprockets", columns="| Repair | Price |"
+    )
+    assert not responsive and "no seat (asked: how much to fit a child seat)" in reason, reason
+    seat = "| Fit a child seat | £15 |"
+    assert _responds(question, seat, heading="Spokes and Sprockets", columns="| Repair | Price |")[0]
+    assert priced_object("how much does the vet charge to spay a rabbit")[0] == stem("rabbit")
+    assert priced_object("how much to get rid of 4 old car tyres")[0] == stem("tyres")
+    assert priced_object("how much to get 5 items colected by the council")[0] == stem("items")
+    # A span of time, a pronoun or nothing after the deed names no object.
+    assert priced_object("how much to park all day in the car park") is None
+    assert priced_object("if u deliver a shed how much to put it up") is None
+    assert priced_object("how much is a day pass") is None
+
+
 def test_words_a_question_is_typed_with_name_no_kind() -> None:
     # "u guys" says whom the question asks.
     assert stem("guys") not in question_focus("do u guys clean windows when its raining").weights
+    # Function words as they are typed: "n" for "and", "thru" for "through", "as well" for "too";
+    # "us" is whom the question asks for, as "we" is.
+    assert set(question_focus("is the car wash open on sundays n what times").weights) == {
+        "car", "wash", "open", stem("sundays"), "time",
+    }  # fmt: skip
+    assert set(question_focus("max watts i can run thru the smart plug").weights) == {
+        stem("maximum"), stem("watts"), "run", "smart", "plug",
+    }  # fmt: skip
+    assert set(question_focus("can u do inside windows as well, how much").weights) == {
+        stem("inside"),
+        stem("windows"),
+    }
+    assert content_terms("Pens as well as paper; the well is deep.") == ["pen", "paper", "well", "deep"]
+    dogs = "Dogs are not allowed in the bell tents or anywhere in the Orchard field."
+    passage = f"Minimum stays: 2 nights for bell tents. {dogs}"
+    assert _responds("can our dog stay in the bell tent with us", dogs, passage, heading="Dogs")[0]
     # A claim that names the asked kind speaks of it, whatever its heading names beside.
     claim = "A written prescription, if you prefer to buy medicines online, costs £18.50 for the first item."
     question = "i want to buy my cats meds online how much is a written prescription"
@@ -2542,6 +2578,25 @@ def test_words_a_question_is_typed_with_name_no_kind() -> None:
     cake = "You are welcome to bring your own birthday cake, and we will store it in the diner fridge."
     assert other_kind("can we bring our own bday cake to the party", cake, cake) is None
     assert other_kind("can we bring our own bday cake to the party", "Wedding cakes are £90.", "") is not None
+
+
+def test_a_count_spelt_out_is_its_figure_and_b4_is_before() -> None:
+    assert "2" in content_terms("| Two-piece suit | £14.50 | £19.50 |")
+    assert {"3", "12"} <= set(content_terms("three nights, twelve months"))
+    question = "how much is it for a 2 piece suit on express at brightwell"
+    row = "| Two-piece suit | £14.50 | £19.50 |"
+    assert _responds(
+        question, row, heading="Brightwell Dry Cleaners", columns="| Item | Standard | Express |"
+    )[0]
+    # Another count is still another thing.
+    assert not _responds(
+        question, "| Three-piece suit | £18.00 | £24.00 |", heading="Brightwell Dry Cleaners"
+    )[0]
+    assert set(question_focus("how long have i got to pay b4 theres a late fee").weights) == {
+        "pay",
+        "late",
+        "fee",
+    }
 
 
 def test_a_distance_inside_a_band_of_distances_is_stated() -> None:
