@@ -33,7 +33,8 @@ def register(bench_subparsers: argparse._SubParsersAction[argparse.ArgumentParse
             "speculative is also compared with the fastest single drafter. Each category also gets its "
             "copy ceiling: the most any drafts copied from the prompt or the output could speed up own "
             "plain's decoding steps by the measured verify-cost curve, beside each method's speedup over "
-            "those steps (the first token and the prefill left out). Methods: " + ", ".join(METHODS) + "."
+            "those steps (the first token and the prefill left out), and its lookup ceiling: the same for prompt "
+            "lookup's own proposals, each verified to the right length. Methods: " + ", ".join(METHODS) + "."
         ),
     )
     parser.add_argument("--prompts", type=Path, required=True, metavar="FILE", help="prompts file")

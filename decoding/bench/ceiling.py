@@ -14,6 +14,10 @@ programming over the steps' lengths. The tokens after the first one count: the f
 prefill, which drafting cannot shorten. The speedup it gives is therefore over the decoding steps
 alone; a measured wall-time speedup also carries the prefill and the decoder's own work per step.
 Drafts that do not copy (a draft model, a trained head) are not bounded by it.
+
+`lookup_ceiling` is the same least cost for the one proposal prompt lookup makes at each step: the
+gap between the two is what the choice of occurrence costs, and the gap below it what not knowing
+in advance how far a draft holds costs.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from decoding.draft_length import VerifyCostCurve
+from decoding.drafters import PromptLookupDrafter
 
 
 @dataclass(frozen=True)
@@ -66,10 +71,30 @@ def copy_runs(prompt: Sequence[int], tokens: Sequence[int], max_draft: int) -> l
     return runs
 
 
-def copy_ceiling(prompt: Sequence[int], tokens: Sequence[int], curve: VerifyCostCurve) -> CopyCeiling:
-    """The least verify cost, in plain steps, of committing `tokens` after the first by drafts that copy."""
-    runs = copy_runs(prompt, tokens, curve.max_draft)
-    count = len(tokens)
+def lookup_runs(prompt: Sequence[int], tokens: Sequence[int], max_draft: int) -> list[int]:
+    """runs[i], as in `copy_runs`, but of the one proposal prompt lookup makes at that step (the
+    most recent occurrence of the longest matched n-gram, `decoding.drafters.PromptLookupDrafter`
+    with its defaults): how many of its drafts `tokens[i:]` holds."""
+    drafter = PromptLookupDrafter()
+    context = [*prompt, *tokens]
+    start = len(prompt)
+    runs = [0] * len(tokens)
+    for index in range(1, len(tokens)):
+        limit = min(max_draft, len(tokens) - index - 1)
+        if limit <= 0:
+            continue
+        proposal = drafter.draft(context[: start + index], limit).tokens
+        length = 0
+        while length < len(proposal) and proposal[length] == tokens[index + length]:
+            length += 1
+        runs[index] = length
+    return runs
+
+
+def least_steps(runs: Sequence[int], curve: VerifyCostCurve) -> CopyCeiling:
+    """The least verify cost, in plain steps, of committing the tokens after the first when the step
+    starting at token i can verify at most runs[i] drafts that hold."""
+    count = len(runs)
     # least[i]: the least cost of committing tokens[i:] once tokens[:i] are committed.
     least = [0.0] * (count + 1)
     for index in range(count - 1, 0, -1):
@@ -77,3 +102,14 @@ def copy_ceiling(prompt: Sequence[int], tokens: Sequence[int], curve: VerifyCost
             curve.ratio(length) + least[index + 1 + length] for length in range(runs[index] + 1)
         )
     return CopyCeiling(max(count - 1, 0), least[1] if count > 1 else 0.0)
+
+
+def copy_ceiling(prompt: Sequence[int], tokens: Sequence[int], curve: VerifyCostCurve) -> CopyCeiling:
+    """The least verify cost, in plain steps, of committing `tokens` after the first by drafts that copy."""
+    return least_steps(copy_runs(prompt, tokens, curve.max_draft), curve)
+
+
+def lookup_ceiling(prompt: Sequence[int], tokens: Sequence[int], curve: VerifyCostCurve) -> CopyCeiling:
+    """The same for prompt lookup's own proposals, each verified to the right length: what choosing
+    the draft length alone could reach, with the occurrence prompt lookup copies from."""
+    return least_steps(lookup_runs(prompt, tokens, curve.max_draft), curve)

@@ -51,7 +51,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.generation.streamers import BaseStreamer
 
 from decoding.answer_store import AnswerStore, StoreDrafter, load_answer_store
-from decoding.bench.ceiling import CopyCeiling, copy_ceiling
+from decoding.bench.ceiling import CopyCeiling, copy_ceiling, lookup_ceiling
 from decoding.bench.errors import BenchmarkInputError, import_bench_extra
 from decoding.bench.spec import (
     FORMATS,
@@ -118,6 +118,7 @@ RESULT_KEYS = (
     "itl_ms",
     "copy_ceiling_tokens",
     "copy_ceiling_steps",
+    "lookup_ceiling_steps",
 )
 SUMMARY_KEYS = (
     "prompts",
@@ -128,6 +129,7 @@ SUMMARY_KEYS = (
     "speedup_vs_plain_cpu",
     "decode_speedup_vs_plain",
     "copy_ceiling",
+    "lookup_ceiling",
     "tokens_per_s",
     "tokens_per_target_call",
     "mean_accepted_length",
@@ -649,13 +651,14 @@ class DecodeBenchmark:
         records: list[dict[str, Any]] = []
         for number, prompt in enumerate(prompts, start=1):
             plain: list[int] = []
-            ceiling = CopyCeiling(0, 0.0)
+            ceiling = lookup = CopyCeiling(0, 0.0)
             for method, outcome in self._repeated(prompt):
                 if method == BASELINE:
                     plain = outcome.tokens
                     ceiling = copy_ceiling(prompt.ids, plain, self.cost_curve)
+                    lookup = lookup_ceiling(prompt.ids, plain, self.cost_curve)
                 divergence = self._divergence(prompt, plain, outcome.tokens)
-                records.append(result_record(prompt.prompt, method, outcome, divergence, ceiling))
+                records.append(result_record(prompt.prompt, method, outcome, divergence, ceiling, lookup))
                 rate = len(outcome.tokens) / outcome.wall_s if outcome.wall_s > 0 else 0.0
                 self.progress(
                     f"[{number}/{len(prompts)}] {prompt.prompt.category}/{prompt.prompt.prompt_id} "
@@ -674,9 +677,11 @@ def result_record(
     outcome: MethodOutcome,
     divergence: dict[str, Any] | None,
     ceiling: CopyCeiling,
+    lookup: CopyCeiling | None = None,
 ) -> dict[str, Any]:
-    """One method's run on one prompt; `ceiling` is the prompt's copy ceiling (decoding.bench.ceiling),
-    from own plain's tokens, the same in every method's record of the prompt."""
+    """One method's run on one prompt; `ceiling` is the prompt's copy ceiling and `lookup` its ceiling
+    for prompt lookup's own proposals (decoding.bench.ceiling), from own plain's tokens, the same in
+    every method's record of the prompt."""
     times = outcome.token_times_s
     return {
         "prompt_id": prompt.prompt_id,
@@ -698,6 +703,7 @@ def result_record(
         "itl_ms": [(later - earlier) * 1000.0 for earlier, later in itertools.pairwise(times)],
         "copy_ceiling_tokens": ceiling.tokens,
         "copy_ceiling_steps": ceiling.steps,
+        "lookup_ceiling_steps": (lookup or ceiling).steps,
     }
 
 
@@ -722,7 +728,8 @@ def summarize_records(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     drafts (None for methods that report no per-position counts, such as Hugging Face generate).
     `decode_speedup_vs_plain` leaves out each run's first token and the time to it (the prefill), and
     `copy_ceiling` is the most that speedup could be with drafts that copy, by the cost curve
-    (decoding.bench.ceiling): the same for every method on the same prompts.
+    (decoding.bench.ceiling), and `lookup_ceiling` the most with prompt lookup's own proposals, each
+    verified to the right length: the same for every method on the same prompts.
     """
     methods = list(dict.fromkeys(record["method"] for record in records))
     categories = list(dict.fromkeys(record["category"] for record in records))
@@ -781,11 +788,12 @@ def decode_speed(
     )
 
 
-def _copy_ceiling(chosen: Sequence[dict[str, Any]]) -> float | None:
-    """The copy ceiling over `chosen` prompts: their tokens after the first over their least steps."""
+def _copy_ceiling(chosen: Sequence[dict[str, Any]], steps: str = "copy_ceiling_steps") -> float | None:
+    """The copy ceiling over `chosen` prompts: their tokens after the first over their least steps
+    (`steps` names the ceiling; a record from before the lookup ceiling counts as its copy ceiling)."""
     return _ratio(
         sum(int(record["copy_ceiling_tokens"]) for record in chosen),
-        sum(float(record["copy_ceiling_steps"]) for record in chosen),
+        sum(float(record.get(steps, record["copy_ceiling_steps"])) for record in chosen),
     )
 
 
@@ -832,6 +840,7 @@ def _summarize(
         "speedup_vs_plain_cpu": relative_speed(chosen, plain, "cpu_s"),
         "decode_speedup_vs_plain": decode_speed(chosen, plain),
         "copy_ceiling": _copy_ceiling(chosen),
+        "lookup_ceiling": _copy_ceiling(chosen, "lookup_ceiling_steps"),
         "tokens_per_s": _ratio(tokens, wall),
         "tokens_per_target_call": _ratio(tokens, calls),
         "mean_accepted_length": (accepted / draft_steps if draft_steps else 0.0) if has_positions else None,
@@ -1094,7 +1103,8 @@ def format_markdown(report: dict[str, Any]) -> str:
                 "",
                 f"Copy ceiling: {_cell(baseline['copy_ceiling'])}× own plain's decoding steps (after the first "
                 "token), the most that drafts copied from the prompt or the output could give by the cost "
-                f"curve.{reached}",
+                f"curve; {_cell(baseline['lookup_ceiling'])}× with prompt lookup's own proposals, each "
+                f"verified to the right length.{reached}",
             ]
         if composite is not None and composite["best_single_drafter"] is not None:
             lines += [

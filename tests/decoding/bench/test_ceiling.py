@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from decoding.bench.ceiling import CopyCeiling, copy_ceiling, copy_runs
+from decoding.bench.ceiling import CopyCeiling, copy_ceiling, copy_runs, lookup_ceiling, lookup_runs
 from decoding.draft_length import VerifyCostCurve
 
 # Verifying k drafts costs 1 + 0.3k plain steps, up to k = 4.
@@ -88,3 +88,24 @@ def test_no_tokens_after_the_first_have_no_ceiling() -> None:
     assert copy_ceiling([1, 2], [3], RISING) == CopyCeiling(0, 0.0)
     assert copy_ceiling([1, 2], [], RISING) == CopyCeiling(0, 0.0)
     assert CopyCeiling(0, 0.0).speedup is None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_prompt_lookups_own_proposals_hold_no_more_than_the_best_copy(seed: int) -> None:
+    generator = random.Random(seed)
+    prompt = [generator.randrange(4) for _ in range(generator.randint(2, 16))]
+    tokens = [generator.randrange(4) for _ in range(generator.randint(2, 16))]
+    lookup, best = lookup_runs(prompt, tokens, RISING.max_draft), copy_runs(prompt, tokens, RISING.max_draft)
+    assert all(0 <= mine <= most for mine, most in zip(lookup, best, strict=True))
+    assert lookup_ceiling(prompt, tokens, RISING).steps >= copy_ceiling(prompt, tokens, RISING).steps - 1e-12
+
+
+def test_prompt_lookup_copies_the_most_recent_occurrence_where_an_older_one_went_on_right() -> None:
+    # "1 2" occurs twice before the output: first followed by 3 4 5, then (more recently) by 9.
+    prompt = [1, 2, 3, 4, 5, 0, 1, 2, 9, 0]
+    tokens = [1, 2, 3, 4, 5, 7]
+    # After "1 2" prompt lookup drafts 9 (the recent occurrence); the best copy drafts 3 4 5.
+    assert copy_runs(prompt, tokens, 16)[2] == 3
+    assert lookup_runs(prompt, tokens, 16)[2] == 0
+    flat = VerifyCostCurve.flat(16)
+    assert copy_ceiling(prompt, tokens, flat).steps < lookup_ceiling(prompt, tokens, flat).steps

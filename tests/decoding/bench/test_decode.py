@@ -321,11 +321,13 @@ def record(
         "itl_ms": itl or [],
         "copy_ceiling_tokens": CEILINGS[prompt_id][0],
         "copy_ceiling_steps": CEILINGS[prompt_id][1],
+        "lookup_ceiling_steps": CEILINGS[prompt_id][2],
     }
 
 
-# Per prompt: own plain's tokens after the first, and the least steps copying could commit them in.
-CEILINGS = {"p1": (9, 3.0), "p2": (19, 9.5)}
+# Per prompt: own plain's tokens after the first, and the least steps copying could commit them in,
+# and prompt lookup's own proposals.
+CEILINGS = {"p1": (9, 3.0, 4.5), "p2": (19, 9.5, 19.0)}
 
 
 HAND_MADE = [
@@ -375,6 +377,8 @@ def test_summary_arithmetic_on_hand_made_records() -> None:
     assert spec_all["copy_ceiling"] == (9 + 19) / (3.0 + 9.5)
     assert summary["hf-plain"]["rag"]["copy_ceiling"] == 3.0
     assert summary["plain"]["math"]["copy_ceiling"] == 2.0
+    assert spec_all["lookup_ceiling"] == (9 + 19) / (4.5 + 19.0)
+    assert summary["plain"]["rag"]["lookup_ceiling"] == 2.0
 
     spec_rag = summary["speculative"]["rag"]
     assert spec_rag["speedup_vs_plain"] == (10 / 1.0) / (10 / 2.0)
@@ -565,13 +569,14 @@ def test_benchmark_runs_end_to_end_and_writes_the_report(
     # flat curve (verifying is free) never below one step per token after the first... nor above it.
     for prompt_id in ("t1", "t2"):
         ceilings = {
-            (row["copy_ceiling_tokens"], row["copy_ceiling_steps"])
+            (row["copy_ceiling_tokens"], row["copy_ceiling_steps"], row["lookup_ceiling_steps"])
             for row in results
             if row["prompt_id"] == prompt_id
         }
         assert len(ceilings) == 1
-        ((tokens, steps),) = ceilings
-        assert tokens == 11 and 1.0 <= steps <= 11.0
+        ((tokens, steps, lookup),) = ceilings
+        # Prompt lookup's proposals are some of the copies, so they need at least as many steps.
+        assert tokens == 11 and 1.0 <= steps <= lookup <= 11.0
     assert set(loaded["summary"]) == {"plain", "speculative", "hf-plain", "hf-pld"}
     assert set(loaded["summary"]["speculative"]) == {"squad", "other", "all"}
     assert loaded["summary"]["plain"]["all"]["speedup_vs_plain"] == 1.0
@@ -588,6 +593,8 @@ def test_benchmark_runs_end_to_end_and_writes_the_report(
     assert "| speculative | 2 | 24 |" in markdown
     ceiling = loaded["summary"]["plain"]["squad"]["copy_ceiling"]
     assert f"Copy ceiling: {ceiling:.2f}× own plain's decoding steps" in markdown
+    lookup = loaded["summary"]["plain"]["squad"]["lookup_ceiling"]
+    assert f"{lookup:.2f}× with prompt lookup's own proposals" in markdown
     write_plot(report, tmp_path / "plot.png")
     assert (tmp_path / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
