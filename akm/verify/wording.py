@@ -264,7 +264,9 @@ def is_negation(word: Word, text: str = "") -> bool:
 
 
 def negated_words(text: str, text_words: list[Word]) -> list[Word]:
-    """Words in the scope of a negation cue: up to five words after it, within its clause.
+    """Words in the scope of a negation cue: up to five words after it, within its clause (the three
+    before it at the end of a clause, and up to five before it within the clause when those after
+    it hold no content word).
 
     "not only", "no doubt" and "with or without" add rather than negate and open no scope.
     """
@@ -283,6 +285,15 @@ def negated_words(text: str, text_words: list[Word]) -> list[Word]:
         if len(scoped) == before:
             # A cue at the end of a clause ("... was absent") negates what came before it.
             scoped.extend(text_words[max(0, index - 3) : index])
+        elif not any(is_content_in(follower, text) for follower in scoped[before:]):
+            # Words after the cue that say nothing of what it negates ("a charge of £15 is not
+            # possible"): it negates the words before it in its clause.
+            next_start = word.start
+            for leader in reversed(text_words[max(0, index - _SCOPE_WORDS) : index]):
+                if _SCOPE_BREAK.search(text, leader.end, next_start):
+                    break
+                scoped.append(leader)
+                next_start = leader.start
     return scoped
 
 

@@ -167,6 +167,17 @@ def test_hedges(claim: str, passage: str, label: SupportLabel) -> None:
             "Surgery is safe and effective.",
             "supported",
         ),
+        (
+            # "possible" says nothing of what is negated: the charge is.
+            "A charge of £15 is not possible.",
+            "If the annual fee is paid after 15 August 2025, a £15 late registration charge applies.",
+            "contradicted",
+        ),
+        (
+            "Late entry is not possible.",
+            "Doors close at 7pm. Late entry is not possible.",
+            "supported",
+        ),
     ],
     ids=[
         "negation-about-something-else",
@@ -175,6 +186,8 @@ def test_hedges(claim: str, passage: str, label: SupportLabel) -> None:
         "privative-noun-is-not-negation",
         "hyphenated-compound-must-match-whole",
         "not-only-is-not-negation",
+        "negated-hedge-negates-the-words-before",
+        "negated-hedge-both-negated",
     ],
 )
 def test_negation_scope(claim: str, passage: str, label: SupportLabel) -> None:
