@@ -29,7 +29,13 @@ _UNIT_SPELLINGS: dict[str, str] = {
     "million": "million", "billion": "billion", "thousand": "thousand",
     "patients": "patients", "participants": "participants", "subjects": "subjects",
     "people": "people", "cases": "cases", "cells": "cells", "mice": "mice",
+    # Money written out after its figure, and a time of day: "7pm" is no "£7", nor "7am".
+    "pound": "gbp", "pounds": "gbp", "euro": "eur", "euros": "eur", "dollar": "usd", "dollars": "usd",
+    "am": "am", "a.m.": "am", "pm": "pm", "p.m.": "pm",
 }  # fmt: skip
+# A currency before a figure: "£7", "$20", "EUR 2,500".
+_CURRENCY_BEFORE = re.compile(r"(?:(?P<sign>[£$€])|\b(?P<code>GBP|EUR|USD)\s?)$")
+_CURRENCY_SIGNS = {"£": "gbp", "$": "usd", "€": "eur"}
 _SCALE_TO_BASE: dict[str, tuple[str, float]] = {
     "ng": ("mass", 1e-9), "µg": ("mass", 1e-6), "mg": ("mass", 1e-3), "g": ("mass", 1.0),
     "kg": ("mass", 1e3), "µl": ("volume", 1e-6), "ml": ("volume", 1e-3), "l": ("volume", 1.0),
@@ -115,15 +121,19 @@ def quantities(text: str) -> list[Quantity]:
         # Some journals print the decimal point as a middle dot (11·9).
         number = match.group("number").replace(",", "").replace("·", ".")
         value = float(number)
+        start = match.start()
         if match.group("percent"):
             unit = "%"
         elif match.group("unit"):
             unit = _canonical_unit(match.group("unit"))
+        elif currency := _CURRENCY_BEFORE.search(text, max(0, match.start() - 4), match.start()):
+            unit = _CURRENCY_SIGNS[currency["sign"]] if currency["sign"] else currency["code"].lower()
+            start = currency.start()
         elif YEAR.fullmatch(number) and "." not in number:
             unit = "year-date"
         else:
             unit = ""
-        found.append(Quantity(value, unit, match.start(), match.end()))
+        found.append(Quantity(value, unit, start, match.end()))
     for match in _NUMBER_WORD.finditer(text):
         unit = "fold" if match.group("unit") else ""
         found.append(

@@ -416,6 +416,32 @@ def test_a_claim_s_numbers_come_from_what_it_states(claim: str, passage: str, la
     assert judgement.label == label, judgement.note
 
 
+BELAY = (
+    "The Learn to Belay course costs £35 per person and is two 90-minute sessions, run on Tuesday and "
+    "Thursday evenings at 7pm."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "label"),
+    [
+        ("The Learn to Belay course costs £35 per person.", "supported"),
+        ("The Learn to Belay course costs 35 pounds per person.", "supported"),
+        ("The Learn to Belay course is run on Tuesday and Thursday evenings at 7pm.", "supported"),
+        # A time of day is no price, and a price no time of day.
+        (
+            "The Learn to Belay course is run on Tuesday and Thursday evenings at £7 per person.",
+            "contradicted",
+        ),
+        ("The Learn to Belay course is run on Tuesday and Thursday evenings at 7am.", "insufficient"),
+    ],
+    ids=["price", "price-in-words", "time", "time-as-price", "am-for-pm"],
+)
+def test_money_and_times_of_day_are_amounts_of_their_own(claim: str, label: SupportLabel) -> None:
+    judgement = LexicalClaimVerifier().verify(claim, BELAY)
+    assert judgement.label == label, judgement.note
+
+
 def test_years_from_two_sentences_are_not_one_window_s_support() -> None:
     from akm.verify.lexical import check_quantities_together
 
