@@ -75,6 +75,7 @@ from akm.answer.selection import (
     one_as_article,
     only_asks,
     opposite_event,
+    other_column,
     other_day,
     other_duration,
     other_kind,
@@ -528,13 +529,20 @@ def check_responsiveness(
                 # A number inside a range the claim gives is there ("19 °C" in "18–20 °C"); a yes-or-no
                 # question's amount is answered by a limit on amounts of its unit ("18 months" by
                 # "covered for 12 months only").
+                # A figure the claim gives of another thing ("Group bookings of 5 or more rooms" for
+                # "5 days before") tells that it speaks of another case, whatever limit it sets.
                 absent_terms=tuple(
                     term
                     for term in numbers
                     if term not in with_context
-                    and not within_a_range(term, claim.text)
-                    and not within_a_bound(term, focus.question, claim.text)
-                    and not bounds_amount(term, focus.question, claim.text)
+                    and (
+                        term in other_unit_numbers(focus.question, claim.text)
+                        or not (
+                            within_a_range(term, claim.text)
+                            or within_a_bound(term, focus.question, claim.text)
+                            or bounds_amount(term, focus.question, claim.text)
+                        )
+                    )
                 )
                 + tuple(term for term in names if term not in with_context)
                 # "zone f5" is not answered by a passage on zones F1 to F4 (nor by its "£5").
@@ -558,6 +566,8 @@ def check_responsiveness(
                 or (None if limited else other_kind(focus.question, claim.text, claim.context, claim.heading))
                 or other_day(focus.question, claim.text, claim.before, claim.heading)
                 or other_variant(focus.question, claim.text, claim.heading)
+                # "A block of 10 hours is £350." from the manual column, for an automatic.
+                or other_column(focus.question, claim.text, claim.context)
                 or other_variant_row(focus.question, claim.text, claim.columns, claim.context)
                 or other_duration(focus.question, claim.text, claim.context)
                 or other_length(focus.question, claim.text)

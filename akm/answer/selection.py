@@ -1230,13 +1230,32 @@ _EACH_UNIT = re.compile(
 )
 
 
+# Verbs and nouns in "-l" that double it before "-ed", "-ing", "-ation" and "-er" in British spelling
+# ("cancelled", "travelling", "labelled"), and the two spellings of some ("enrol", "enroll"): those
+# forms meet the word. Words in "-ll" ("fill", "install", "call") keep theirs.
+_DOUBLED_L = frozenset(
+    {"cancel", "travel", "label", "fuel", "refuel", "model", "level", "signal", "total", "dial", "enrol",
+     "fulfil", "marvel", "channel", "tunnel", "panel", "pedal", "quarrel", "shovel", "funnel", "counsel",
+     "equal", "rival", "parcel", "pencil", "gravel", "snorkel", "instil", "distil", "propel", "compel",
+     "expel", "repel", "dispel", "patrol", "towel", "jewel", "kennel", "barrel", "cruel", "duel",
+     "pixel", "bevel", "chisel", "spiral", "trowel", "yodel", "unravel"}
+)  # fmt: skip
+
+
 def stem(word: str) -> str:
     """A light stem: lowercase, common suffixes off, at most seven letters, so inflections meet.
 
     A plural meets its singular: "-ies" and "-ied" become "-y" ("cities", "city"), and "-es" is
     taken off only where the singular does not end in "e" ("boxes", "churches"), so that
     "stores" meets "store" and "dates" "date". A word of how often ("monthly") keeps its own stem.
+    A doubled "l" of a word in `_DOUBLED_L` is one: "cancelled" meets "cancel".
     """
+    stemmed = _stem(word)
+    return stemmed[:-1] if stemmed.endswith("ll") and stemmed[:-1] in _DOUBLED_L else stemmed
+
+
+def _stem(word: str) -> str:
+    """`stem` before a doubled "l" is read as one."""
     word = word.lower().strip("'’-")
     if word in _FREQUENCIES:
         return _FREQUENCIES[word]
@@ -1424,6 +1443,8 @@ _WHAT_HAPPENS = re.compile(
 # Words that say a thing is of the everyday kind: "can I put normal plastic bags in the caddy" asks
 # about plastic bags.
 _EVERYDAY = frozenset({"normal", "usual", "ordinary", "actual"})
+# Nouns that stand for whatever is named beside them: "the keep warm thing" asks about keep warm.
+_PLACEHOLDERS = frozenset({"thing", "things", "thingy", "stuff"})
 # What answers a "how long": a number of units of time or of length, a span between two years, or
 # how long something lasts up to ("until 31 March", "overnight").
 _DURATION = re.compile(
@@ -1450,8 +1471,11 @@ def question_focus(question: str) -> QuestionFocus:
     """
     weights = _focus_weights(question)
     asked, aside = trailing_aside(question)
+    # So do the words only of a second alternative ("can I wash the filter or do I need a new one"):
+    # a passage that settles the first settles the question.
+    asked, alternative = asked_alternative(asked)
     told: frozenset[str] = frozenset()
-    if aside:
+    if aside or alternative:
         told = frozenset(
             set(weights) - set(_focus_weights(asked)) - {t for t in weights if _NUMBER.search(t)}
         )
@@ -1522,6 +1546,29 @@ def trailing_aside(question: str) -> tuple[str, str]:
     return asked, ", ".join(clauses[told:])
 
 
+# Where a question's second alternative begins: "or" and a verb that asks again ("... or do I need a
+# new one", "... or is there an extra charge"), not "or" between two things ("a sauna or steam room").
+_ALTERNATIVE = re.compile(
+    r"[,;]?\s+or\s+(?=(?:do|does|did|dont|doesnt|is|isnt|are|arent|was|were|can|cant|could|will|wont|would|"
+    r"should|shall|must|have|has|am)\b)",
+    re.IGNORECASE,
+)
+
+
+def asked_alternative(question: str) -> tuple[str, str]:
+    """The question's first alternative and its second (empty when it offers none), where each asks
+    on its own and the first names two terms or more: "is kit included in the membership or do we pay
+    extra" asks whether kit is included, and a passage that says so answers the other too."""
+    parts = _ALTERNATIVE.split(question, maxsplit=1)
+    if (
+        len(parts) < 2
+        or not any(_ASKING_CLAUSE.match(clause.strip()) for clause in _ASIDE_BREAK.split(parts[0]))
+        or len(_focus_weights(parts[0])) < 2
+    ):
+        return question, ""
+    return parts[0], parts[1]
+
+
 def _focus_weights(question: str) -> dict[str, float]:
     """The weighted content terms of `question_focus`, before what the asker tells is weighed down."""
     weights: dict[str, float] = {}
@@ -1535,7 +1582,7 @@ def _focus_weights(question: str) -> dict[str, float]:
     asked_with = dated.group().split()[-1].lower() if dated and len(dated.group().split()) > 1 else None
     for index, word in enumerate(words):
         if (
-            word.lower() in _STOPWORDS | _EVERYDAY
+            word.lower() in _STOPWORDS | _EVERYDAY | _PLACEHOLDERS
             or (index and words[index - 1].isdigit() and word.lower() in _ORDINAL_ENDINGS)
             # A short form of a function word is one too: "thru" is "through".
             or full_form(word) in _STOPWORDS
@@ -1578,7 +1625,7 @@ def _focus_weights(question: str) -> dict[str, float]:
             weight = 1.5
         term = stem(_base_form(word, words[index - 1] if index else ""))
         weights[term] = max(weights.get(term, 0.0), weight)
-    if _ALONE.search(question):
+    if asks_alone(question):
         # "can my 7 year old swim on her own": whether alone, which "must be accompanied" answers.
         weights.setdefault("alon", 1.0)
     return weights
@@ -1590,6 +1637,17 @@ _ALONE = re.compile(
     r"\bwithout\s+(?:me|us|an?\s+adult|a\s+parent)\b",
     re.IGNORECASE,
 )
+
+
+def asks_alone(question: str) -> bool:
+    """Whether ``question`` asks of someone being alone ("can my 7 year old swim on her own"); "on my
+    own driveway" is whose the driveway is."""
+    for match in _ALONE.finditer(question):
+        after = re.match(r"\s+([\w'’]+)", question[match.end() :])
+        if match.group().lower().endswith("own") and after and after.group(1).lower() not in _STOPWORDS:
+            continue
+        return True
+    return False
 
 
 # What says whether someone may be alone: "must be accompanied", "without an adult".
@@ -1958,6 +2016,16 @@ _MEASURE_VALUES: dict[str, re.Pattern[str]] = {
     "maximum": re.compile(
         r"\bup to\b|\bat most\b|\bbetween\s+\S+\s+and\b|\bno more than\b|\d\S*\s+or (?:fewer|less|under)\b",
         re.IGNORECASE,
+    ),
+    # An address says where to email, a number where to phone, a web address which website.
+    **dict.fromkeys(("email", "emails", "e-mail"), re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
+    **dict.fromkeys(
+        ("phone", "telephone", "tel"),
+        re.compile(r"(?<![\d.,])(?:\+\d{1,3}[\s-]?)?\(?0\d{2,4}\)?[\s-]?\d{3,4}[\s-]?\d{3,4}(?![\d.,])"),
+    ),
+    **dict.fromkeys(
+        ("website", "websites"),
+        re.compile(r"\b(?:https?://|www\.)\S+|\b[\w-]+\.(?:co\.uk|org\.uk|gov\.uk|com|org|net)\b", re.I),
     ),
     # "8 characters" is a length, as "12 km" or "3 hours" are.
     "length": re.compile(
@@ -2378,7 +2446,7 @@ _DURATION_GIVEN = re.compile(
 # days", "at least 7 days", "within 10 days", "25-40kg", "Child (5 - 15 years)".
 _DURATION_SPANS = (
     re.compile(
-        rf"(?:\bbetween\s+)?(?<![\d.])(?P<low>\d+(?:\.\d+)?)\s*(?:{_UNIT_WORDS})?\s*(?:–|—|-|to|and)\s*"
+        rf"(?:\bbetween\s+)?(?<![\d.])(?P<low>\d+(?:\.\d+)?)\s*(?:(?P<unit_low>{_UNIT_WORDS})\b)?\s*(?:–|—|-|to|and)\s*"
         rf"(?P<high>\d+(?:\.\d+)?)\s*{_TIME_UNIT}",
         re.IGNORECASE,
     ),
@@ -2528,7 +2596,11 @@ def _duration_spans(question: str, text: str) -> Iterator[tuple[re.Match[str], r
                     return _size(number, unit)[1]
 
                 if "low" in found and "high" in found:
-                    holds = size(found["low"]) <= wanted <= size(found["high"])
+                    # "between 48 hours and 7 days": the low end in its own unit.
+                    low_unit = found.get("unit_low")
+                    if low_unit is None or _size("1", low_unit)[0] != dimension:
+                        low_unit = unit
+                    holds = _size(found["low"], low_unit)[1] <= wanted <= size(found["high"])
                 elif "low" in found or "least" in found:
                     holds = wanted >= size(found.get("low") or found["least"])
                 elif "above" in found:
@@ -2692,6 +2764,53 @@ def column_band_terms(question: str, row: str, columns: str) -> set[str]:
     return held
 
 
+# An amount of money as a table's cell writes it: "£350", "$1,200.50".
+_MONEY_CELL = re.compile(r"[$£€]\s?\d[\d,]*(?:\.\d+)?")
+
+
+def other_column(question: str, claim: str, context: str) -> str | None:
+    """The column a claim in its own words ("A block of 10 hours is £350.") takes its amount from,
+    where a table row of its passage ("| Block of 10 hours | £350 | £390 |") gives the amount under
+    one column ("Manual") and the question names another ("how much is a block of 10 hrs in an
+    automatic"). Returned as "manual (asked: automatic)"; None where the claim quotes the row, gives
+    the asked column's amount too, or the question names no column."""
+    if claim.strip().startswith("|"):
+        return None
+    amounts = {re.sub(r"\s", "", amount) for amount in _MONEY_CELL.findall(claim)}
+    if not amounts:
+        return None
+    asked = set(question_focus(question).weights)
+    claimed = set(content_terms(claim))
+    lines = context.splitlines()
+    for at, line in enumerate(lines[:-1]):
+        if not line.strip().startswith("|") or not re.fullmatch(r"\s*\|[\s:|-]+\|\s*", lines[at + 1]):
+            continue
+        headers = _cells(line)
+        for row in lines[at + 2 :]:
+            if not row.strip().startswith("|"):
+                break
+            cells = _cells(row)
+            if len(cells) != len(headers) or len(cells) < 3 or not set(content_terms(cells[0])) & claimed:
+                continue
+            given = [
+                index for index in range(1, len(cells)) if amounts & set(_MONEY_CELL.findall(cells[index]))
+            ]
+            if not given:
+                continue
+            # The column the question names: the header that holds most of its terms, then the one
+            # of fewest other words ("peak" names "Peak", not "Off-peak").
+            keyed = set(content_terms(cells[0]))
+            met: dict[int, tuple[int, float]] = {}
+            for index in range(1, len(headers)):
+                terms = set(content_terms(headers[index]))
+                if terms & asked - keyed:
+                    met[index] = (len(terms & asked), len(terms & asked) / len(terms))
+            named = [index for index, score in met.items() if score == max(met.values())]
+            if named and not set(given) & set(named):
+                return f"{headers[given[0]].lower()} (asked: {headers[named[0]].lower()})"
+    return None
+
+
 # "the average upload and download", "both": a question that asks two things of a row.
 _TWO_ASKED = re.compile(r"\band\b|\bboth\b|&|,", re.IGNORECASE)
 
@@ -2757,7 +2876,7 @@ def same_sense_terms(question: str, text: str, *, phrases: bool = True) -> set[s
     # "a fishing permit" is a thing, not what "allowed" says.
     if "permit" in same_said and _PERMIT_NOUN.search(question) and not _PERMIT_VERB.search(question):
         same_said.discard("permit")
-    if "alon" in asked_stems | ({"alon"} if _ALONE.search(question) else set()) and _ALONE_SAID.search(text):
+    if "alon" in asked_stems | ({"alon"} if asks_alone(question) else set()) and _ALONE_SAID.search(text):
         same_said.add("alon")
     for phrase, words in _SAME_PHRASES if phrases else ():
         match = phrase.search(question)
@@ -4433,9 +4552,13 @@ def score_sentences(
                 | measured_terms(focus.question, text)
                 | column_band_terms(focus.question, text, columns)
             )
-            if other_duration(focus.question, text, item.passage) or other_length(focus.question, text):
-                # "15 days or more before arrival" speaks of another period than "10 days before":
-                # its "days" (or a "£10") does not meet the question's length of time.
+            if other_duration(focus.question, text, item.passage):
+                # "15 days or more before arrival" speaks of another period than "10 days before",
+                # where its passage gives the band that holds it ("7 to 14 days before arrival"):
+                # that band answers, this one is no candidate.
+                continue
+            if other_length(focus.question, text):
+                # Its "days" (or a "£10") does not meet the question's length of time.
                 terms -= duration_terms(focus.question)
             spans.append(
                 (

