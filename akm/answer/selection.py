@@ -4552,13 +4552,18 @@ def score_sentences(
                 | measured_terms(focus.question, text)
                 | column_band_terms(focus.question, text, columns)
             )
-            if other_duration(focus.question, text, item.passage):
-                # "15 days or more before arrival" speaks of another period than "10 days before",
-                # where its passage gives the band that holds it ("7 to 14 days before arrival"):
-                # that band answers, this one is no candidate.
+            if other_duration(focus.question, text, item.passage) and _band_beside(
+                focus.question, item.passage, span
+            ):
+                # "| 7 days or more before the first visit |" speaks of another period than "3 days
+                # before", where a row or item beside it gives the band that holds it ("| Between 48
+                # hours and 7 days ... |"): entries of one table are alternatives, that one answers.
                 continue
-            if other_length(focus.question, text):
-                # Its "days" (or a "£10") does not meet the question's length of time.
+            if other_duration(focus.question, text, item.passage) or other_length(focus.question, text):
+                # "15 days or more before arrival" speaks of another period than "10 days before":
+                # its "days" (or a "£10") does not meet the question's length of time. A sentence
+                # stays a candidate: the band that holds the length may be of another deed ("move
+                # free of charge up to 48 hours before" beside the refund's "more than 72 hours").
                 terms -= duration_terms(focus.question)
             spans.append(
                 (
@@ -4667,6 +4672,23 @@ def read_as_typed(question: str, texts: Sequence[str]) -> str:
         return near[0] if len({stem(word) for word in near}) == 1 else typed
 
     return _LETTERS.sub(read, question)
+
+
+def _band_beside(question: str, passage: str, span: TextSpan) -> bool:
+    """Whether ``span`` is a table row or list item of ``passage`` and another row or item of it
+    gives a span of time that holds the question's length."""
+    if not (is_table_row(passage, span) or is_list_item(passage, span)):
+        return False
+    at = span.start
+    for match in re.finditer(r"[^\n]+", passage):
+        if match.start() <= at <= match.end():
+            continue
+        line = match.group().strip()
+        if line.startswith(("|", "-", "*", "•")) and any(
+            holds for _, _, holds in _duration_spans(question, line)
+        ):
+            return True
+    return False
 
 
 def select_evidence(question: str, evidence: Sequence[ReadEvidence], embedder: Embedder | None) -> Selection:

@@ -2956,6 +2956,20 @@ def test_a_band_of_another_period_is_no_candidate_beside_the_band_that_holds_the
     assert [sentence.text for sentence in selection.sentences] == [
         "| Between 48 hours and 7 days before the first visit | 50% of the total price |"
     ]
+    # Sentences are no alternatives of one table: the span that holds 2 days is of another deed
+    # (moving the booking), and the refund's sentence still answers.
+    terms = (
+        "You can move your booking free of charge up to 48 hours before your start time. Cancellations "
+        "made more than 72 hours before your start time are refunded in full; cancellations with less "
+        "notice are not refunded."
+    )
+    question = "if we cancel our escape room booking 2 days before do we get our money back"
+    selection = select_evidence(
+        question,
+        [_read(1, terms, ("Lockstep Escape Rooms", "Booking terms"))],
+        cast(Any, _SimilarityByWord(question, {"Cancellations": 0.6, "move": 0.5})),
+    )
+    assert any(sentence.text.startswith("Cancellations made") for sentence in selection.sentences)
 
 
 def test_a_runner_up_passed_over_as_another_entry_leaves_room_for_the_next() -> None:
